@@ -1,0 +1,38 @@
+/**
+ * @module app
+ * `buildApp(services)`: the HTTP server with every route of the gateway, listed on one screen.
+ * Tests call it with their own services; `main.ts` with the real ones.
+ */
+import type { FastifyInstance } from "fastify";
+import { registerAccountRoutes } from "./endpoints/account/routes.ts";
+import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
+import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
+import { registerModelRoutes } from "./endpoints/models/route.ts";
+import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
+import { registerModelEndpoint } from "./http/model-endpoint.ts";
+import { createHttpServer } from "./http/server.ts";
+import type { Services } from "./http/services.ts";
+
+export function buildApp(
+  services: Services,
+  lifecycle: Lifecycle = { draining: false },
+): FastifyInstance {
+  const app = createHttpServer({
+    logger: services.logger,
+    bodyLimitBytes: services.config.server.body_limit_bytes,
+  });
+  app.decorate("routeDocs", []);
+
+  // System
+  registerSystemRoutes(app, services, lifecycle);
+
+  // Model APIs
+  registerModelEndpoint(app, services, chatCompletionsEndpoint);
+  registerModelRoutes(app, services);
+
+  // Accounts and operators
+  registerAccountRoutes(app, services);
+  registerAdminRoutes(app, services);
+
+  return app;
+}

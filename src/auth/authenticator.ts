@@ -1,0 +1,89 @@
+/**
+ * @module auth/authenticator
+ * Turns a bearer credential into a caller: an API key (for every API) or a login session token
+ * (for the account endpoints only). Key lookups are cached in memory by hash and dropped from
+ * the cache when a key is revoked, so revocation takes effect at once on this instance.
+ */
+import { GatewayError } from "../errors/index.ts";
+import type {
+  AccountRole,
+  AccountStore,
+  ApiKeyRecord,
+  KeyStore,
+  SessionStore,
+} from "../store/index.ts";
+import { API_KEY_PATTERN, hashSecret } from "./api-key.ts";
+
+export interface Caller {
+  accountId: string;
+  role: AccountRole;
+  /** Absent when the caller used a login session token. */
+  key?: ApiKeyRecord;
+}
+
+export interface Authenticator {
+  /** Resolves an `sk-` key; throws `invalid_api_key` for a missing, unknown, revoked or expired key. */
+  authenticateKey(token: string | undefined): Promise<Caller & { key: ApiKeyRecord }>;
+  /** Accepts an `sk-` key or a session token. */
+  authenticateAccount(token: string | undefined): Promise<Caller>;
+  /** Drops a key from the cache (call after revoke or update). */
+  invalidate(keyHash: string): void;
+}
+
+export const SESSION_PREFIX = "sess_";
+
+export function createAuthenticator(
+  store: AccountStore & KeyStore & SessionStore,
+  options: { cacheTtlMs?: number; now?: () => number } = {},
+): Authenticator {
+  const ttl = options.cacheTtlMs ?? 60_000;
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, { caller: Caller & { key: ApiKeyRecord }; until: number }>();
+
+  function reject(): never {
+    throw new GatewayError(
+      "invalid_api_key",
+      {},
+      { headers: { "www-authenticate": 'Bearer realm="switchyard"' } },
+    );
+  }
+
+  async function authenticateKey(
+    token: string | undefined,
+  ): Promise<Caller & { key: ApiKeyRecord }> {
+    if (!token || !API_KEY_PATTERN.test(token)) reject();
+    const hash = hashSecret(token);
+    const time = now();
+    let entry = cache.get(hash);
+    if (!entry || entry.until < time) {
+      const key = await store.findKeyByHash(hash);
+      const account = key && (await store.findAccountById(key.accountId));
+      if (!key || !account) {
+        cache.delete(hash);
+        reject();
+      }
+      entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl };
+      cache.set(hash, entry);
+    }
+    const { key } = entry.caller;
+    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= time)) reject();
+    return entry.caller;
+  }
+
+  return {
+    authenticateKey,
+    async authenticateAccount(token) {
+      if (token?.startsWith(SESSION_PREFIX)) {
+        const session = await store.findSession(hashSecret(token));
+        const account =
+          session && session.expiresAt > now() && (await store.findAccountById(session.accountId));
+        if (!account) reject();
+        return { accountId: account.id, role: account.role };
+      }
+      return authenticateKey(token);
+    },
+    invalidate(keyHash) {
+      cache.delete(keyHash);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * @module bootstrap
+ * First start with an empty database: create the admin account and its first key. The key is
+ * random, or the value of `SWITCHYARD_ADMIN_KEY` for automation.
+ */
+import { API_KEY_PATTERN } from "./auth/index.ts";
+import { createAccount } from "./endpoints/account/accounts.ts";
+import { issueKey } from "./endpoints/account/issue-key.ts";
+import type { Store } from "./store/index.ts";
+
+export const BOOTSTRAP_EMAIL = "admin@localhost";
+
+/** Returns the new admin key when the database was empty, otherwise undefined. */
+export async function bootstrapAdmin(
+  store: Store,
+  chosenKey: string | undefined,
+): Promise<string | undefined> {
+  if ((await store.countAccounts()) > 0) return undefined;
+  if (chosenKey !== undefined && !API_KEY_PATTERN.test(chosenKey)) {
+    throw new Error(
+      "SWITCHYARD_ADMIN_KEY must be 'sk-' followed by at least 40 letters or digits.",
+    );
+  }
+  const account = await createAccount(store, { email: BOOTSTRAP_EMAIL, role: "admin" });
+  const { key } = await issueKey(store, account.id, { name: "bootstrap" }, chosenKey);
+  return key;
+}

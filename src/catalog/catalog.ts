@@ -1,0 +1,121 @@
+/**
+ * @module catalog/catalog
+ * The model catalog at run time: lookup by id or alias, listing for a key, and each model's
+ * resolved routes (adapter, base URL, credential). Routes are resolved once at boot: a vendor
+ * whose credential variable is set goes to the real vendor, otherwise to the sandbox.
+ */
+import type { CatalogData } from "./load-catalog.ts";
+import type { AdapterName, EndpointKind, ModelEntry, VendorEntry } from "./schema.ts";
+
+export interface ResolvedRoute {
+  vendor: string;
+  adapter: AdapterName;
+  baseUrl: string;
+  apiKey: string;
+  upstreamModel: string;
+  weight: number;
+  /** True when the route points at the sandbox rather than the real vendor. */
+  sandbox: boolean;
+}
+
+export interface CatalogModel extends ModelEntry {
+  resolvedRoutes: ResolvedRoute[];
+}
+
+export interface RouteResolution {
+  env: Record<string, string | undefined>;
+  /** Base URL of the sandbox, when one is running. */
+  sandboxUrl?: string;
+  sandboxMode: "auto" | "always" | "never";
+}
+
+export const SANDBOX_CREDENTIAL = "sk-sandbox";
+
+function resolveRoute(
+  route: ModelEntry["routes"][number],
+  vendor: VendorEntry | undefined,
+  resolution: RouteResolution,
+): ResolvedRoute | undefined {
+  const adapter = route.adapter ?? vendor?.adapter;
+  const credentialEnv = route.credential_env ?? vendor?.credential_env;
+  const realBaseUrl = route.base_url ?? vendor?.base_url;
+  if (!adapter || !realBaseUrl) return undefined;
+  const credential = credentialEnv ? resolution.env[credentialEnv] : undefined;
+  const explicitRoute = route.base_url !== undefined && !credentialEnv;
+  const useSandbox =
+    resolution.sandboxMode === "always" ||
+    (resolution.sandboxMode === "auto" && !credential && !explicitRoute);
+  const base = {
+    vendor: route.vendor,
+    adapter,
+    upstreamModel: route.upstream_model,
+    weight: route.weight ?? 1,
+  };
+  if (useSandbox) {
+    if (!resolution.sandboxUrl || !vendor) return undefined;
+    return {
+      ...base,
+      baseUrl: resolution.sandboxUrl + vendor.sandbox_path,
+      apiKey: SANDBOX_CREDENTIAL,
+      sandbox: true,
+    };
+  }
+  if (!credential && !explicitRoute) return undefined;
+  return {
+    ...base,
+    baseUrl: realBaseUrl.replace(/\/$/, ""),
+    apiKey: credential ?? "",
+    sandbox: false,
+  };
+}
+
+export class Catalog {
+  readonly #models = new Map<string, CatalogModel>();
+  readonly #aliases = new Map<string, string>();
+  readonly #ordered: CatalogModel[];
+
+  constructor(data: CatalogData, resolution: RouteResolution) {
+    for (const entry of data.models) {
+      const resolvedRoutes = entry.routes
+        .map((route) => resolveRoute(route, data.vendors[route.vendor], resolution))
+        .filter((route): route is ResolvedRoute => route !== undefined);
+      const model: CatalogModel = { ...entry, resolvedRoutes };
+      this.#models.set(entry.id, model);
+      for (const alias of entry.aliases ?? []) this.#aliases.set(alias, entry.id);
+    }
+    this.#ordered = [...this.#models.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Looks a model up by id or alias. */
+  get(idOrAlias: string): CatalogModel | undefined {
+    return this.#models.get(idOrAlias) ?? this.#models.get(this.#aliases.get(idOrAlias) ?? "");
+  }
+
+  list(): readonly CatalogModel[] {
+    return this.#ordered;
+  }
+
+  /** Models a key may use: all when the allowlist is empty. */
+  listAllowed(allowlist: readonly string[]): CatalogModel[] {
+    if (allowlist.length === 0) return [...this.#ordered];
+    const allowed = new Set(allowlist);
+    return this.#ordered.filter((model) => allowed.has(model.id));
+  }
+
+  countByEndpoint(): Record<EndpointKind, number> {
+    const counts = {
+      chat: 0,
+      "image-generation": 0,
+      "image-edit": 0,
+      video: 0,
+      embedding: 0,
+      speech: 0,
+    };
+    for (const model of this.#ordered) counts[model.endpoint] += 1;
+    return counts;
+  }
+}
+
+export function isModelAllowed(allowlist: readonly string[], modelId: string): boolean {
+  return allowlist.length === 0 || allowlist.includes(modelId);
+}

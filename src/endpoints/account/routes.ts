@@ -1,0 +1,140 @@
+/**
+ * @module endpoints/account/routes
+ * Self-service account API: register (→ account + first key), login (→ short-lived session
+ * token), profile and balance, and key management. Key endpoints accept a key or a session token.
+ */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { generateApiKey, hashSecret, SESSION_PREFIX, verifyPassword } from "../../auth/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import { registerRoute } from "../../http/route.ts";
+import type { Services } from "../../http/services.ts";
+import { randomBase62 } from "../../store/index.ts";
+import { createAccount, describeAccount, EMAIL_PATTERN } from "./accounts.ts";
+import { describeKey, issueKey, KeyOptions } from "./issue-key.ts";
+
+const Credentials = Type.Object(
+  {
+    email: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }),
+    password: Type.String({ minLength: 8, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
+async function loadAccount(services: Services, accountId: string) {
+  const account = await services.store.findAccountById(accountId);
+  if (!account) throw new GatewayError("invalid_api_key");
+  return account;
+}
+
+export function registerAccountRoutes(app: FastifyInstance, services: Services): void {
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/register",
+    summary: "Create an account and its first API key (shown once).",
+    tags: ["account"],
+    auth: "none",
+    body: Credentials,
+    successStatus: 201,
+    async handler({ body }) {
+      if (!services.config.registration.enabled) throw new GatewayError("registration_disabled");
+      const account = await createAccount(services.store, {
+        email: body.email,
+        password: body.password,
+        balanceMicros: services.config.registration.signup_credit_micros,
+        reason: "signup credit",
+      });
+      const { key, record } = await issueKey(services.store, account.id, { name: "default" });
+      return { account: describeAccount(account), key, api_key: describeKey(record) };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/login",
+    summary:
+      "Exchange email and password for a short-lived session token (for the account endpoints).",
+    tags: ["account"],
+    auth: "none",
+    body: Credentials,
+    async handler({ body }) {
+      const account = await services.store.findAccountByEmail(body.email);
+      const valid = account?.passwordHash
+        ? await verifyPassword(body.password, account.passwordHash)
+        : false;
+      if (!account || !valid) throw new GatewayError("invalid_credentials");
+      const token = `${SESSION_PREFIX}${randomBase62(40)}`;
+      const ttl = services.config.auth.session_ttl_seconds;
+      const expiresAt = services.now() + ttl * 1000;
+      await services.store.createSession({
+        tokenHash: hashSecret(token),
+        accountId: account.id,
+        expiresAt,
+      });
+      return {
+        token,
+        token_type: "bearer",
+        expires_in: ttl,
+        expires_at: new Date(expiresAt).toISOString(),
+      };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/account",
+    summary: "The calling account: email, role and balance.",
+    tags: ["account"],
+    auth: "account",
+    async handler({ caller }) {
+      return describeAccount(await loadAccount(services, caller.accountId));
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/account/keys",
+    summary: "List the account's API keys (prefixes only; secrets are never shown again).",
+    tags: ["account"],
+    auth: "account",
+    async handler({ caller }) {
+      const keys = await services.store.listKeys(caller.accountId);
+      return { object: "list", data: keys.map(describeKey) };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/keys",
+    summary: "Create an API key; the response holds the secret `key` once.",
+    tags: ["account"],
+    auth: "account",
+    body: KeyOptions,
+    successStatus: 201,
+    async handler({ caller, body }) {
+      const { key, record } = await issueKey(
+        services.store,
+        caller.accountId,
+        body,
+        generateApiKey(),
+      );
+      return { ...describeKey(record), key };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "DELETE",
+    path: "/v1/account/keys/:id",
+    summary: "Revoke one of the account's keys; it stops working at once.",
+    tags: ["account"],
+    auth: "account",
+    async handler({ caller, params }) {
+      const existing = await services.store.findKeyById(params.id ?? "");
+      if (!existing || existing.accountId !== caller.accountId)
+        throw new GatewayError("key_not_found", { id: params.id });
+      const revoked = await services.store.revokeKey(existing.id, services.now());
+      services.authenticator.invalidate(existing.keyHash);
+      return describeKey(revoked ?? existing);
+    },
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * @module endpoints/admin/routes
+ * Operator API, guarded by an admin account's key: accounts, keys for any account, credits and
+ * debits (through the ledger), and revocation.
+ */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { GatewayError } from "../../errors/index.ts";
+import { registerRoute } from "../../http/route.ts";
+import type { Services } from "../../http/services.ts";
+import { createAccount, describeAccount, EMAIL_PATTERN } from "../account/accounts.ts";
+import { describeKey, issueKey, KeyOptions } from "../account/issue-key.ts";
+
+async function requireAccount(services: Services, id: string | undefined) {
+  const account = id ? await services.store.findAccountById(id) : undefined;
+  if (!account) throw new GatewayError("account_not_found", { id });
+  return account;
+}
+
+export function registerAdminRoutes(app: FastifyInstance, services: Services): void {
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/admin/accounts",
+    summary: "List accounts.",
+    tags: ["admin"],
+    auth: "admin",
+    query: Type.Object({
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    }),
+    async handler({ query }) {
+      const limit = Number(query.limit ?? 100);
+      const offset = Number(query.offset ?? 0);
+      const [accounts, total] = await Promise.all([
+        services.store.listAccounts({ limit, offset }),
+        services.store.countAccounts(),
+      ]);
+      return { object: "list", data: accounts.map(describeAccount), total, limit, offset };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/admin/accounts",
+    summary: "Create an account, optionally with a password and an opening balance.",
+    tags: ["admin"],
+    auth: "admin",
+    body: Type.Object(
+      {
+        email: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }),
+        password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
+        role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("admin")])),
+        balance_micros: Type.Optional(Type.Integer({ minimum: 0 })),
+      },
+      { additionalProperties: false },
+    ),
+    successStatus: 201,
+    async handler({ body }) {
+      const account = await createAccount(services.store, {
+        email: body.email,
+        password: body.password,
+        role: body.role,
+        balanceMicros: body.balance_micros,
+        reason: "opening balance (admin)",
+      });
+      return describeAccount(account);
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/admin/accounts/:id/keys",
+    summary: "List an account's keys.",
+    tags: ["admin"],
+    auth: "admin",
+    async handler({ params }) {
+      const account = await requireAccount(services, params.id);
+      return { object: "list", data: (await services.store.listKeys(account.id)).map(describeKey) };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/admin/accounts/:id/keys",
+    summary: "Create a key for an account; the response holds the secret `key` once.",
+    tags: ["admin"],
+    auth: "admin",
+    body: KeyOptions,
+    successStatus: 201,
+    async handler({ params, body }) {
+      const account = await requireAccount(services, params.id);
+      const { key, record } = await issueKey(services.store, account.id, body);
+      return { ...describeKey(record), key };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/admin/accounts/:id/credit",
+    summary: "Credit (positive) or debit (negative) an account through the ledger.",
+    tags: ["admin"],
+    auth: "admin",
+    body: Type.Object(
+      {
+        amount_micros: Type.Integer({ description: "Integer micro-USD; negative for a debit." }),
+        reason: Type.String({ minLength: 1, maxLength: 500 }),
+      },
+      { additionalProperties: false },
+    ),
+    async handler({ params, body, caller }) {
+      const account = await requireAccount(services, params.id);
+      if (body.amount_micros === 0) {
+        throw new GatewayError(
+          "invalid_parameter",
+          { detail: "Invalid 'amount_micros': must not be 0." },
+          { param: "amount_micros" },
+        );
+      }
+      const { entry, balanceMicros } = await services.store.adjustBalance({
+        accountId: account.id,
+        amountMicros: body.amount_micros,
+        reason: `${body.reason} (by ${caller.accountId})`,
+      });
+      return {
+        object: "ledger_entry",
+        id: entry.id,
+        account_id: account.id,
+        kind: entry.kind,
+        amount_micros: entry.amountMicros,
+        reason: entry.reason,
+        balance_micros: balanceMicros,
+        created_at: new Date(entry.createdAt).toISOString(),
+      };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/admin/keys/:id/revoke",
+    summary: "Revoke any key; it stops working at once.",
+    tags: ["admin"],
+    auth: "admin",
+    async handler({ params }) {
+      const existing = await services.store.findKeyById(params.id ?? "");
+      if (!existing) throw new GatewayError("key_not_found", { id: params.id });
+      const revoked = await services.store.revokeKey(existing.id, services.now());
+      services.authenticator.invalidate(existing.keyHash);
+      return describeKey(revoked ?? existing);
+    },
+  });
+}

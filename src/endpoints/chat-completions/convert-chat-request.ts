@@ -1,0 +1,157 @@
+/**
+ * @module endpoints/chat-completions/convert-chat-request
+ * Turns a validated chat completions body into normalized `ChatCallOptions`. Fields the gateway
+ * does not model are collected into `extraBody` for OpenAI-compatible upstreams.
+ */
+import { GatewayError } from "../../errors/index.ts";
+import type { ChatCallOptions, ChatContentPart, ChatMessage, ChatTool } from "../../spec/index.ts";
+import type { ChatCompletionRequest, ChatRequestContent } from "./schema.ts";
+
+const MODELED_FIELDS = new Set([
+  "model",
+  "messages",
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "stream",
+  "stream_options",
+  "stop",
+  "presence_penalty",
+  "frequency_penalty",
+  "n",
+  "seed",
+  "tools",
+  "tool_choice",
+  "response_format",
+  "user",
+]);
+
+type RequestMessage = ChatCompletionRequest["messages"][number];
+type RequestContent = ChatRequestContent;
+
+function convertContent(content: RequestContent): string | ChatContentPart[] {
+  if (typeof content === "string") return content;
+  return content.map((part) =>
+    part.type === "text"
+      ? { type: "text", text: part.text }
+      : {
+          type: "image",
+          url: part.image_url.url,
+          ...(part.image_url.detail ? { detail: part.image_url.detail } : {}),
+        },
+  );
+}
+
+function convertMessage(message: RequestMessage): ChatMessage {
+  switch (message.role) {
+    case "assistant":
+      return {
+        role: "assistant",
+        content:
+          message.content === undefined || message.content === null
+            ? null
+            : convertContent(message.content),
+        ...(message.name ? { name: message.name } : {}),
+        ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+        ...(message.tool_calls
+          ? {
+              toolCalls: message.tool_calls.map((call) => ({
+                id: call.id,
+                name: call.function.name,
+                arguments: call.function.arguments,
+              })),
+            }
+          : {}),
+      };
+    case "tool":
+      return {
+        role: "tool",
+        content: convertContent(message.content),
+        toolCallId: message.tool_call_id,
+      };
+    default:
+      return {
+        role: message.role,
+        content: convertContent(message.content),
+        ...(message.name ? { name: message.name } : {}),
+      };
+  }
+}
+
+/** The spec declares tool items as strings; real clients send objects. Both are accepted. */
+function convertTool(
+  tool: NonNullable<ChatCompletionRequest["tools"]>[number],
+  index: number,
+): ChatTool {
+  let value: unknown = tool;
+  if (typeof tool === "string") {
+    try {
+      value = JSON.parse(tool);
+    } catch {
+      throw new GatewayError(
+        "invalid_parameter",
+        { detail: `Invalid 'tools[${index}]': not valid JSON.` },
+        { param: `tools[${index}]` },
+      );
+    }
+  }
+  const fn = (
+    value as { function?: { name?: unknown; description?: unknown; parameters?: unknown } }
+  ).function;
+  if (!fn || typeof fn.name !== "string" || fn.name === "") {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: `Invalid 'tools[${index}]': expected a function with a name.` },
+      { param: `tools[${index}]` },
+    );
+  }
+  return {
+    name: fn.name,
+    ...(typeof fn.description === "string" ? { description: fn.description } : {}),
+    ...(fn.parameters && typeof fn.parameters === "object"
+      ? { parameters: fn.parameters as Record<string, unknown> }
+      : {}),
+  };
+}
+
+export function convertChatRequest(
+  body: ChatCompletionRequest,
+  upstreamModel: string,
+): ChatCallOptions {
+  const extraBody: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body))
+    if (!MODELED_FIELDS.has(key)) extraBody[key] = value;
+  const format = body.response_format;
+  return {
+    upstreamModel,
+    messages: body.messages.map(convertMessage),
+    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    stop: typeof body.stop === "string" ? [body.stop] : body.stop,
+    presencePenalty: body.presence_penalty,
+    frequencyPenalty: body.frequency_penalty,
+    seed: body.seed,
+    user: body.user,
+    tools: body.tools?.map(convertTool),
+    toolChoice:
+      body.tool_choice === undefined || typeof body.tool_choice === "string"
+        ? body.tool_choice
+        : { name: body.tool_choice.function.name },
+    responseFormat:
+      format === undefined
+        ? undefined
+        : format.type === "json_schema"
+          ? {
+              type: "json_schema",
+              name: format.json_schema.name,
+              schema: format.json_schema.schema ?? {},
+              ...(format.json_schema.strict !== undefined
+                ? { strict: format.json_schema.strict }
+                : {}),
+            }
+          : { type: format.type },
+    ...(Object.keys(extraBody).length ? { extraBody } : {}),
+  };
+}

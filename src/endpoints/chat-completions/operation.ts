@@ -1,0 +1,192 @@
+/**
+ * @module endpoints/chat-completions/operation
+ * The transport-free chat completion: picks a route, calls the adapter (with fallback before the
+ * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks. MCP reuses it.
+ */
+import { estimatePromptTokens, estimateTextTokens } from "../../billing/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import type { SseFrame } from "../../http/sse.ts";
+import { attemptRoutes } from "../../routing/index.ts";
+import type {
+  ChatCallOptions,
+  ChatFinishReason,
+  ChatMessage,
+  ChatStreamPart,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { formatWarning } from "../../spec/index.ts";
+import { newId } from "../../store/index.ts";
+import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
+import { convertChatRequest } from "./convert-chat-request.ts";
+import type { ChatCompletionRequest } from "./schema.ts";
+
+function promptTexts(messages: ChatMessage[]): string[] {
+  return messages.flatMap((message) => {
+    const content = message.content;
+    if (content === null) return [];
+    if (typeof content === "string") return [content];
+    return content.flatMap((part) => (part.type === "text" ? [part.text] : []));
+  });
+}
+
+/** The gateway's own count, used when the upstream reports no usage. */
+export function estimateChatUsage(options: ChatCallOptions, outputText: string): TokenUsage {
+  return {
+    input: {
+      total: estimatePromptTokens(promptTexts(options.messages), options.messages.length),
+      cacheRead: 0,
+      cacheWrite: 0,
+    },
+    output: { total: estimateTextTokens(outputText), reasoning: 0 },
+    source: "estimated",
+  };
+}
+
+function chatModelFor(
+  context: OperationContext,
+  route: Parameters<Parameters<typeof attemptRoutes>[1]>[0],
+) {
+  const chatModel = context.services.providers.chatModel(route);
+  if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
+  return chatModel;
+}
+
+export async function runChatCompletion(
+  body: ChatCompletionRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const id = `chatcmpl-${newId("").slice(1)}`;
+  const created = Math.floor(context.services.now() / 1000);
+  const logAttempt = (attempt: { route: { vendor: string }; error?: Error; durationMs: number }) =>
+    context.services.logger.debug(
+      {
+        requestId: context.requestId,
+        vendor: attempt.route.vendor,
+        failed: attempt.error?.message,
+        ms: Math.round(attempt.durationMs),
+      },
+      "upstream attempt",
+    );
+
+  if (!body.stream) {
+    let options: ChatCallOptions | undefined;
+    const result = await attemptRoutes(
+      context.model,
+      (route) => {
+        options = { ...convertChatRequest(body, route.upstreamModel), abortSignal: context.signal };
+        return chatModelFor(context, route).doGenerate(options);
+      },
+      logAttempt,
+    );
+    const usage = result.usage ?? estimateChatUsage(options!, result.text ?? "");
+    const { costMicros } = await context.settle({ tokens: usage });
+    return {
+      kind: "json",
+      body: buildChatCompletion({
+        id,
+        model: context.model.id,
+        created,
+        result,
+        usage,
+        costMicros,
+      }),
+      usage: { tokens: usage },
+      headers: result.warnings.length
+        ? { "x-switchyard-warnings": result.warnings.map(formatWarning).join("; ") }
+        : {},
+    };
+  }
+
+  let options: ChatCallOptions | undefined;
+  const parts = await attemptRoutes(
+    context.model,
+    (route) => {
+      options = { ...convertChatRequest(body, route.upstreamModel), abortSignal: context.signal };
+      return chatModelFor(context, route).doStream(options);
+    },
+    logAttempt,
+  );
+  const state = { output: "", usage: undefined as TokenUsage | undefined };
+  const includeUsage = body.stream_options?.include_usage === true;
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model: context.model.id,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...(includeUsage ? { usage: null } : {}),
+  });
+
+  async function* frames(): AsyncGenerator<SseFrame> {
+    yield { data: chunk({ role: "assistant", content: "" }) };
+    let finishReason: ChatFinishReason = "stop";
+    try {
+      for await (const part of parts as AsyncIterable<ChatStreamPart>) {
+        switch (part.type) {
+          case "text-delta":
+            state.output += part.delta;
+            yield { data: chunk({ content: part.delta }) };
+            break;
+          case "reasoning-delta":
+            state.output += part.delta;
+            yield { data: chunk({ reasoning_content: part.delta }) };
+            break;
+          case "tool-call-start":
+            yield {
+              data: chunk({
+                tool_calls: [
+                  {
+                    index: part.index,
+                    id: part.id,
+                    type: "function",
+                    function: { name: part.name, arguments: "" },
+                  },
+                ],
+              }),
+            };
+            break;
+          case "tool-call-delta":
+            state.output += part.argumentsDelta;
+            yield {
+              data: chunk({
+                tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
+              }),
+            };
+            break;
+          case "finish":
+            finishReason = part.finishReason;
+            state.usage = part.usage;
+            break;
+        }
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : "Upstream stream failed.";
+      yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
+      return;
+    }
+    yield { data: chunk({}, toOpenAIFinishReason(finishReason)) };
+    const usage = state.usage ?? estimateChatUsage(options!, state.output);
+    state.usage = usage;
+    const { costMicros } = await context.settle({ tokens: usage });
+    if (includeUsage) {
+      yield {
+        data: {
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model: context.model.id,
+          choices: [],
+          usage: { ...toOpenAIUsage(usage), cost_micros: costMicros },
+        },
+      };
+    }
+    yield { data: "[DONE]" };
+  }
+
+  return {
+    kind: "stream",
+    frames: frames(),
+    usage: () => ({ tokens: state.usage ?? estimateChatUsage(options!, state.output) }),
+  };
+}

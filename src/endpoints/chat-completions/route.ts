@@ -1,0 +1,21 @@
+/**
+ * @module endpoints/chat-completions/route
+ * `POST /v1/chat/completions`: the endpoint declaration. The pipeline in `http/model-endpoint`
+ * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
+ */
+import type { ModelEndpoint } from "../../http/model-endpoint.ts";
+import { runChatCompletion } from "./operation.ts";
+import { ChatCompletionRequest, ChatCompletionResponse } from "./schema.ts";
+
+export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest> = {
+  method: "POST",
+  path: "/v1/chat/completions",
+  summary:
+    "Create a chat completion (OpenAI protocol; `stream: true` answers with Server-Sent Events).",
+  tags: ["chat"],
+  kinds: ["chat"],
+  body: ChatCompletionRequest,
+  response: ChatCompletionResponse,
+  dialect: "gateway",
+  run: runChatCompletion,
+};

@@ -1,0 +1,94 @@
+/**
+ * @module endpoints/models/route
+ * `GET /v1/models` and `GET /v1/models/{id}`: the catalog as the calling key sees it. OpenAI list
+ * shape with Switchyard's extra fields; Anthropic list shape when `anthropic-version` is sent.
+ */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { type CatalogModel, isModelAllowed } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import { registerRoute } from "../../http/route.ts";
+import type { Services } from "../../http/services.ts";
+
+export function toOpenAIModel(model: CatalogModel) {
+  return {
+    id: model.id,
+    object: "model",
+    created: model.created ?? 0,
+    owned_by: model.owned_by,
+    display_name: model.display_name,
+    endpoint: model.endpoint,
+    family: model.family,
+    aliases: model.aliases ?? [],
+    capabilities: model.capabilities ?? {},
+    pricing: model.pricing,
+    available: model.resolvedRoutes.length > 0,
+  };
+}
+
+function toAnthropicModel(model: CatalogModel) {
+  return {
+    id: model.id,
+    type: "model",
+    display_name: model.display_name,
+    created_at: new Date((model.created ?? 0) * 1000).toISOString(),
+  };
+}
+
+const ModelObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal("model"),
+  created: Type.Integer(),
+  owned_by: Type.String(),
+  display_name: Type.String(),
+  endpoint: Type.String({
+    description: "chat, image-generation, image-edit, video, embedding or speech.",
+  }),
+  family: Type.String(),
+  capabilities: Type.Record(Type.String(), Type.Unknown()),
+  pricing: Type.Record(Type.String(), Type.Unknown(), {
+    description: "Integer micro-USD prices with the unit in the key.",
+  }),
+});
+
+export function registerModelRoutes(app: FastifyInstance, services: Services): void {
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/models",
+    summary: "List the models the calling key may use.",
+    tags: ["models"],
+    auth: "key",
+    response: Type.Object({ object: Type.Literal("list"), data: Type.Array(ModelObject) }),
+    async handler({ caller, request }) {
+      const models = services.catalog.listAllowed(caller.key?.models ?? []);
+      if (request.headers["anthropic-version"] !== undefined) {
+        const data = models.filter((model) => model.endpoint === "chat").map(toAnthropicModel);
+        return {
+          data,
+          has_more: false,
+          first_id: data[0]?.id ?? null,
+          last_id: data.at(-1)?.id ?? null,
+        };
+      }
+      return { object: "list", data: models.map(toOpenAIModel) };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/models/:id",
+    summary: "Describe one model.",
+    tags: ["models"],
+    auth: "key",
+    response: ModelObject,
+    async handler({ caller, params, request }) {
+      const model = services.catalog.get(params.id ?? "");
+      if (!model || !isModelAllowed(caller.key?.models ?? [], model.id)) {
+        throw new GatewayError("model_not_found", { model: params.id });
+      }
+      return request.headers["anthropic-version"] !== undefined
+        ? toAnthropicModel(model)
+        : toOpenAIModel(model);
+    },
+  });
+}

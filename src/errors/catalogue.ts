@@ -1,0 +1,161 @@
+/**
+ * @module errors/catalogue
+ * Every error the gateway can answer with: a stable code, its HTTP status, the OpenAI-style
+ * `type`, and a message template. Renderers for each wire dialect live in `src/http`.
+ * `docs/errors.md` documents each entry; keep the two in step.
+ */
+
+export interface ErrorDefinition {
+  status: number;
+  /** OpenAI-style error type used by the gateway dialect. */
+  type: string;
+  /** Message template; `{name}` slots are filled from the error's params. */
+  message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // Authentication and permission
+  invalid_api_key: {
+    status: 401,
+    type: "invalid_request_error",
+    message: "Invalid API key. Send `Authorization: Bearer sk-...` with a key from your account.",
+  },
+  invalid_credentials: {
+    status: 401,
+    type: "invalid_request_error",
+    message: "Email or password is wrong.",
+  },
+  admin_required: {
+    status: 403,
+    type: "permission_error",
+    message: "This endpoint needs an admin account's key.",
+  },
+  model_not_allowed: {
+    status: 403,
+    type: "permission_error",
+    message: "This API key is not allowed to use the model '{model}'.",
+  },
+  registration_disabled: {
+    status: 403,
+    type: "permission_error",
+    message: "Self-service registration is switched off on this gateway.",
+  },
+
+  // Request shape
+  invalid_json: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The request body is not valid JSON: {detail}",
+  },
+  unsupported_media_type: {
+    status: 415,
+    type: "invalid_request_error",
+    message: "Unsupported Content-Type '{contentType}'. Send application/json.",
+  },
+  request_too_large: {
+    status: 413,
+    type: "invalid_request_error",
+    message: "The request body exceeds the limit of {limit} bytes.",
+  },
+  invalid_request: { status: 400, type: "invalid_request_error", message: "{detail}" },
+  invalid_parameter: { status: 400, type: "invalid_request_error", message: "{detail}" },
+  missing_parameter: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "Missing required parameter: '{param}'.",
+  },
+  not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "Unknown path: {method} {path}",
+  },
+  method_not_allowed: {
+    status: 405,
+    type: "invalid_request_error",
+    message: "{method} is not allowed on {path}.",
+  },
+
+  // Models and catalog
+  model_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "The model '{model}' does not exist or is not served by this gateway.",
+  },
+  endpoint_model_mismatch: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The model '{model}' is a {actual} model and cannot be used on {path}.",
+  },
+
+  // Accounts and keys
+  account_exists: {
+    status: 409,
+    type: "invalid_request_error",
+    message: "An account with this email already exists.",
+  },
+  account_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "Account '{id}' does not exist.",
+  },
+  key_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "API key '{id}' does not exist.",
+  },
+
+  // Billing and quotas
+  insufficient_balance: {
+    status: 402,
+    type: "insufficient_balance",
+    message:
+      "Insufficient balance: this request may cost up to {required} micro-USD and {available} are available.",
+  },
+  rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "Requests rate limit exceeded, please try again later.",
+  },
+  concurrency_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "Too many concurrent requests for this key, please try again later.",
+  },
+
+  // Upstream
+  upstream_error: {
+    status: 502,
+    type: "upstream_error",
+    message: "The upstream provider failed: {detail}",
+  },
+  upstream_rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "The upstream provider is rate limiting this gateway: {detail}",
+  },
+  upstream_rejected: { status: 400, type: "invalid_request_error", message: "{detail}" },
+  upstream_timeout: {
+    status: 504,
+    type: "upstream_error",
+    message: "The upstream provider timed out.",
+  },
+  provider_not_configured: {
+    status: 503,
+    type: "server_error",
+    message: "No route for model '{model}' is available on this gateway.",
+  },
+
+  // Server
+  shutting_down: {
+    status: 503,
+    type: "server_error",
+    message: "The gateway is shutting down; retry shortly.",
+  },
+  internal_error: {
+    status: 500,
+    type: "server_error",
+    message: "Internal error. Request id: {requestId}.",
+  },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;

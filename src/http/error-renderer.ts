@@ -1,0 +1,118 @@
+/**
+ * @module http/error-renderer
+ * Renders any thrown value as an HTTP error in one of the wire dialects:
+ * - `gateway`: `{"error":{"message","type","code","param"}}` (OpenAI style)
+ * - `provider`: `{"code","message","request_id"}` (DashScope style, `pictor` images)
+ * - `anthropic`: `{"type":"error","error":{"type","message"},"request_id"}`
+ * Some rules hold in every dialect but Anthropic's: a bad key is gateway style, 402 carries
+ * `message` only, and quota 429s are provider style `Throttling.RateQuota` (spec section 7).
+ */
+import { GatewayError } from "../errors/index.ts";
+import { UpstreamError } from "../spec/index.ts";
+
+export type ErrorDialect = "gateway" | "provider" | "anthropic";
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  /** The catalogue code, for logs. */
+  code: string;
+}
+
+const PROVIDER_CODES: Partial<Record<string, string>> = {
+  invalid_request: "InvalidParameter",
+  invalid_parameter: "InvalidParameter",
+  missing_parameter: "InvalidParameter",
+  invalid_json: "InvalidParameter",
+  model_not_found: "InvalidParameter",
+  model_not_allowed: "InvalidParameter",
+  endpoint_model_mismatch: "InvalidParameter",
+  request_too_large: "BadRequest.TooLarge",
+  upstream_timeout: "RequestTimeOut",
+  upstream_error: "InternalError",
+  internal_error: "InternalError",
+};
+
+/** Statuses the provider-style rule of spec section 7 turns into 400 InvalidParameter. */
+const PROVIDER_INVALID_PARAMETER = new Set([
+  "model_not_found",
+  "model_not_allowed",
+  "endpoint_model_mismatch",
+]);
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  502: "api_error",
+  503: "overloaded_error",
+  504: "timeout_error",
+  529: "overloaded_error",
+};
+
+/** Turns upstream failures into catalogue errors; the provider's text is kept. */
+export function toGatewayError(error: unknown, requestId: string): GatewayError {
+  if (GatewayError.isInstance(error)) return error;
+  if (UpstreamError.isInstance(error)) {
+    if (error.kind === "timeout") return new GatewayError("upstream_timeout", {}, { cause: error });
+    const status = error.status;
+    if (status === 429)
+      return new GatewayError("upstream_rate_limited", { detail: error.message }, { cause: error });
+    if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403) {
+      return new GatewayError(
+        "upstream_rejected",
+        { detail: error.message },
+        {
+          status,
+          providerCode: error.vendorCode,
+          cause: error,
+        },
+      );
+    }
+    return new GatewayError("upstream_error", { detail: error.message }, { cause: error });
+  }
+  return new GatewayError("internal_error", { requestId }, { cause: error });
+}
+
+export function renderError(
+  error: unknown,
+  dialect: ErrorDialect,
+  requestId: string,
+): RenderedError {
+  const gatewayError = toGatewayError(error, requestId);
+  const { code, message, type, param } = gatewayError;
+  const headers = { ...gatewayError.headers };
+  let status = gatewayError.status;
+  let body: Record<string, unknown>;
+
+  if (dialect === "anthropic") {
+    body = {
+      type: "error",
+      error: { type: ANTHROPIC_TYPES[status] ?? "api_error", message },
+      request_id: requestId,
+    };
+  } else if (code === "insufficient_balance") {
+    body = { error: { message } };
+  } else if (code === "rate_limited" || code === "concurrency_limited") {
+    body = { code: "Throttling.RateQuota", message, request_id: requestId };
+  } else if (dialect === "provider" && code !== "invalid_api_key") {
+    if (PROVIDER_INVALID_PARAMETER.has(code)) status = 400;
+    const providerCode = gatewayError.providerCode ?? PROVIDER_CODES[code] ?? code;
+    body = { code: providerCode, message, request_id: requestId };
+  } else {
+    const rendered: Record<string, unknown> = {
+      message,
+      type,
+      code: gatewayError.providerCode ?? code,
+    };
+    if (param !== undefined) rendered.param = param;
+    body = { error: rendered };
+  }
+  return { status, headers, body, code };
+}

@@ -1,0 +1,254 @@
+/**
+ * @module http/model-endpoint
+ * The request pipeline, written once for every model endpoint:
+ * request id → authenticate → resolve model → endpoint kind → key allowlist → validate (schema,
+ * then the model's own rules) → quota lease → billing hold → operation → settle → log.
+ * An endpoint is a declaration (`ModelEndpoint`); this module runs it.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { readBearer } from "../auth/index.ts";
+import type { Reservation, Settlement } from "../billing/index.ts";
+import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
+import { GatewayError } from "../errors/index.ts";
+import type { QuotaLease } from "../limits/index.ts";
+import type { Usage } from "../spec/index.ts";
+import type { ApiKeyRecord } from "../store/index.ts";
+import type { ErrorDialect } from "./error-renderer.ts";
+import { registerRouteDoc } from "./openapi.ts";
+import type { Services } from "./services.ts";
+import { type SseFrame, writeSse } from "./sse.ts";
+import { compileValidator } from "./validate.ts";
+
+export interface OperationContext {
+  requestId: string;
+  accountId: string;
+  key: ApiKeyRecord;
+  model: CatalogModel;
+  services: Services;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Request headers, lower-cased. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Charges the actual usage now (idempotent); streams call it before their final frame. */
+  settle(usage: Usage): Promise<Settlement>;
+}
+
+export type OperationResult =
+  | { kind: "json"; status?: number; body: unknown; usage: Usage; headers?: Record<string, string> }
+  | {
+      kind: "stream";
+      frames: AsyncIterable<SseFrame>;
+      /** Usage produced so far; read when the stream ends or is aborted. */
+      usage(): Usage;
+      headers?: Record<string, string>;
+    };
+
+export interface ModelEndpoint<S extends TSchema> {
+  method: "POST";
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Catalog endpoint kinds this path serves. */
+  kinds: EndpointKind[];
+  body: S;
+  response?: TSchema;
+  dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
+  /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
+  validateForModel?(body: Static<S>, model: CatalogModel): void;
+  /** The most this request can cost, in micro-USD; the billing hold. */
+  estimateCost?(body: Static<S>, model: CatalogModel): number;
+  run(body: Static<S>, context: OperationContext): Promise<OperationResult>;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    dialect?: ErrorDialect;
+  }
+}
+
+function dialectFor<S extends TSchema>(
+  endpoint: ModelEndpoint<S>,
+  model: CatalogModel | undefined,
+): ErrorDialect {
+  return typeof endpoint.dialect === "function" ? endpoint.dialect(model) : endpoint.dialect;
+}
+
+export function registerModelEndpoint<S extends TSchema>(
+  app: FastifyInstance,
+  services: Services,
+  endpoint: ModelEndpoint<S>,
+): void {
+  const validate = compileValidator(endpoint.body);
+  registerRouteDoc(app, {
+    method: endpoint.method,
+    path: endpoint.path,
+    summary: endpoint.summary,
+    tags: endpoint.tags,
+    body: endpoint.body,
+    response: endpoint.response,
+  });
+
+  app.route({
+    method: endpoint.method,
+    url: endpoint.path,
+    config: { dialect: dialectFor(endpoint, undefined) },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const started = performance.now();
+      const raw = request.body as { model?: unknown } | undefined;
+      const modelId = typeof raw?.model === "string" ? raw.model : undefined;
+      const catalogModel = modelId === undefined ? undefined : services.catalog.get(modelId);
+      request.dialect = dialectFor(endpoint, catalogModel);
+
+      const caller = await services.authenticator.authenticateKey(readBearer(request.headers));
+      if (modelId === undefined) {
+        if (raw !== undefined && raw !== null && typeof raw === "object" && "model" in raw) {
+          throw new GatewayError(
+            "invalid_parameter",
+            { detail: "Invalid 'model': expected string." },
+            { param: "model" },
+          );
+        }
+        throw new GatewayError("missing_parameter", { param: "model" }, { param: "model" });
+      }
+      if (!catalogModel)
+        throw new GatewayError("model_not_found", { model: modelId }, { param: "model" });
+      if (!endpoint.kinds.includes(catalogModel.endpoint)) {
+        throw new GatewayError(
+          "endpoint_model_mismatch",
+          { model: catalogModel.id, actual: catalogModel.endpoint, path: endpoint.path },
+          { param: "model" },
+        );
+      }
+      if (!isModelAllowed(caller.key.models, catalogModel.id)) {
+        throw new GatewayError("model_not_allowed", { model: catalogModel.id }, { param: "model" });
+      }
+      const body = validate(raw);
+      endpoint.validateForModel?.(body, catalogModel);
+
+      const lease = await services.quotas.acquire(caller.key, request.id);
+      let reservation: Reservation | undefined;
+      const abort = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) abort.abort();
+      });
+      let settlement: Settlement | undefined;
+      const settle = async (usage: Usage) => {
+        settlement ??= await reservation!.settle(usage);
+        return settlement;
+      };
+      try {
+        reservation = await services.billing.reserve({
+          requestId: request.id,
+          accountId: caller.accountId,
+          keyId: caller.key.id,
+          model: catalogModel,
+          endpoint: endpoint.path,
+          estimateMicros: endpoint.estimateCost?.(body, catalogModel) ?? 0,
+        });
+        const result = await endpoint.run(body, {
+          requestId: request.id,
+          accountId: caller.accountId,
+          key: caller.key,
+          model: catalogModel,
+          services,
+          signal: abort.signal,
+          headers: request.headers,
+          settle,
+        });
+        const ttfbMs = performance.now() - started;
+        if (result.kind === "json") {
+          const { costMicros } = await settle(result.usage);
+          reply
+            .headers({
+              ...lease.headers,
+              ...result.headers,
+              "x-switchyard-cost-micros": String(costMicros),
+            })
+            .code(result.status ?? 200);
+          finish(request, services, {
+            model: catalogModel,
+            status: result.status ?? 200,
+            started,
+            ttfbMs,
+            costMicros,
+          });
+          lease.release();
+          return reply.send(result.body);
+        }
+        await streamResult(request, reply, result, { lease, abort, settle });
+        finish(request, services, {
+          model: catalogModel,
+          status: 200,
+          started,
+          ttfbMs,
+          costMicros: settlement?.costMicros ?? 0,
+          aborted: abort.signal.aborted,
+        });
+        return reply;
+      } catch (error) {
+        lease.release();
+        if (settlement === undefined) await reservation?.release("request failed");
+        throw error;
+      }
+    },
+  });
+}
+
+async function streamResult(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: Extract<OperationResult, { kind: "stream" }>,
+  control: { lease: QuotaLease; abort: AbortController; settle(usage: Usage): Promise<Settlement> },
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    ...control.lease.headers,
+    ...result.headers,
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  try {
+    await writeSse(response, result.frames, { signal: control.abort.signal });
+  } catch (error) {
+    request.log.warn({ err: error }, "stream ended with an error");
+  } finally {
+    // Charge what was produced, even when the client went away mid-stream.
+    await control
+      .settle(result.usage())
+      .catch((error: unknown) => request.log.error({ err: error }, "settlement failed"));
+    control.lease.release();
+    if (!response.writableEnded) response.end();
+  }
+}
+
+function finish(
+  request: FastifyRequest,
+  services: Services,
+  entry: {
+    model: CatalogModel;
+    status: number;
+    started: number;
+    ttfbMs: number;
+    costMicros: number;
+    aborted?: boolean;
+  },
+): void {
+  services.logger.info(
+    {
+      requestId: request.id,
+      model: entry.model.id,
+      path: request.url,
+      status: entry.status,
+      latencyMs: Math.round(performance.now() - entry.started),
+      ttfbMs: Math.round(entry.ttfbMs),
+      costMicros: entry.costMicros,
+      ...(entry.aborted ? { aborted: true } : {}),
+    },
+    "request completed",
+  );
+}

@@ -1,0 +1,130 @@
+/**
+ * @module http/openapi
+ * Collects a description of every registered route (from the same TypeBox schemas that validate
+ * requests) and builds the OpenAPI 3.1 document served at `/openapi.json`.
+ */
+import type { TSchema } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+
+export interface RouteDoc {
+  method: string;
+  path: string;
+  summary: string;
+  tags: string[];
+  body?: TSchema;
+  /** `multipart/form-data` bodies and other non-JSON bodies. */
+  bodyContentType?: string;
+  query?: TSchema;
+  response?: TSchema;
+  /** Response media type when it is not JSON (e.g. `audio/mpeg`, `text/event-stream`). */
+  responseContentType?: string;
+  successStatus?: number;
+  /** `false` for the few routes that need no key (health, register, login). */
+  security?: boolean;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    routeDocs: RouteDoc[];
+  }
+}
+
+export function registerRouteDoc(app: FastifyInstance, doc: RouteDoc): void {
+  if (!app.hasDecorator("routeDocs")) app.decorate("routeDocs", []);
+  app.routeDocs.push(doc);
+}
+
+const ERROR_SCHEMA = {
+  type: "object",
+  description:
+    "Gateway-style error (provider-style `{code,message,request_id}` on `pictor` images and quota 429s).",
+  properties: {
+    error: {
+      type: "object",
+      properties: {
+        message: { type: "string" },
+        type: { type: "string" },
+        code: { type: "string" },
+        param: { type: "string" },
+      },
+      required: ["message"],
+    },
+  },
+};
+
+/** Drops TypeBox's symbol keys and `$id`-free copies the schema into plain JSON. */
+function plain(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+function toOpenApiPath(path: string): string {
+  return path.replace(/:(\w+)/g, "{$1}");
+}
+
+export function buildOpenApiDocument(
+  docs: RouteDoc[],
+  serverUrl?: string,
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const doc of docs) {
+    const path = toOpenApiPath(doc.path);
+    const parameters = [...doc.path.matchAll(/:(\w+)/g)].map((match) => ({
+      name: match[1],
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    if (doc.query) {
+      const properties = (plain(doc.query).properties ?? {}) as Record<
+        string,
+        Record<string, unknown>
+      >;
+      for (const [name, schema] of Object.entries(properties))
+        parameters.push({ name, in: "query", required: false, schema } as never);
+    }
+    const successStatus = String(doc.successStatus ?? 200);
+    const responseContent = doc.responseContentType
+      ? { [doc.responseContentType]: { schema: { type: "string", format: "binary" } } }
+      : { "application/json": { schema: doc.response ? plain(doc.response) : { type: "object" } } };
+    paths[path] ??= {};
+    paths[path][doc.method.toLowerCase()] = {
+      summary: doc.summary,
+      tags: doc.tags,
+      operationId: `${doc.method.toLowerCase()}${path.replace(/[^a-zA-Z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
+      ...(parameters.length ? { parameters } : {}),
+      ...(doc.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { [doc.bodyContentType ?? "application/json"]: { schema: plain(doc.body) } },
+            },
+          }
+        : {}),
+      ...(doc.security === false ? { security: [] } : {}),
+      responses: {
+        [successStatus]: { description: "Success", content: responseContent },
+        default: {
+          description: "Error",
+          content: { "application/json": { schema: ERROR_SCHEMA } },
+        },
+      },
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Switchyard AI Gateway",
+      version: "1.0.0",
+      description:
+        "One base URL and one key for chat, messages, images, video, embeddings and speech.",
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "An `sk-` API key." },
+      },
+    },
+    security: [{ bearerAuth: [] }],
+    paths,
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * @module http/route
+ * Declaration for the non-model routes (account, admin, catalog, health): auth mode, schemas,
+ * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type Caller, readBearer } from "../auth/index.ts";
+import { GatewayError } from "../errors/index.ts";
+import type { ErrorDialect } from "./error-renderer.ts";
+import { registerRouteDoc } from "./openapi.ts";
+import type { Services } from "./services.ts";
+import { compileValidator } from "./validate.ts";
+
+/** `key`: an sk- key; `account`: an sk- key or a login session token; `admin`: an admin's key. */
+export type AuthMode = "none" | "key" | "account" | "admin";
+
+export interface RouteContext<B, Q> {
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+  /** Present unless the route's auth mode is `none`. */
+  caller: Caller;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  services: Services;
+}
+
+export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined> {
+  method: "GET" | "POST" | "DELETE" | "PATCH";
+  path: string;
+  summary: string;
+  tags: string[];
+  auth: AuthMode;
+  body?: B;
+  query?: Q;
+  response?: TSchema;
+  successStatus?: number;
+  dialect?: ErrorDialect;
+  handler(
+    context: RouteContext<
+      B extends TSchema ? Static<B> : undefined,
+      Q extends TSchema ? Static<Q> : undefined
+    >,
+  ): Promise<unknown>;
+}
+
+const NO_CALLER: Caller = { accountId: "", role: "user" };
+
+export async function authenticate(
+  services: Services,
+  request: FastifyRequest,
+  mode: AuthMode,
+): Promise<Caller> {
+  const token = readBearer(request.headers);
+  switch (mode) {
+    case "none":
+      return NO_CALLER;
+    case "key":
+      return services.authenticator.authenticateKey(token);
+    case "account":
+      return services.authenticator.authenticateAccount(token);
+    case "admin": {
+      const caller = await services.authenticator.authenticateKey(token);
+      if (caller.role !== "admin") throw new GatewayError("admin_required");
+      return caller;
+    }
+  }
+}
+
+export function registerRoute<B extends TSchema | undefined, Q extends TSchema | undefined>(
+  app: FastifyInstance,
+  services: Services,
+  definition: RouteDefinition<B, Q>,
+): void {
+  const validateBody = definition.body ? compileValidator(definition.body) : undefined;
+  const validateQuery = definition.query ? compileValidator(definition.query) : undefined;
+  registerRouteDoc(app, {
+    method: definition.method,
+    path: definition.path,
+    summary: definition.summary,
+    tags: definition.tags,
+    body: definition.body,
+    query: definition.query,
+    response: definition.response,
+    successStatus: definition.successStatus,
+    security: definition.auth !== "none",
+  });
+  app.route({
+    method: definition.method,
+    url: definition.path,
+    config: { dialect: definition.dialect ?? "gateway" },
+    handler: async (request, reply) => {
+      const caller = await authenticate(services, request, definition.auth);
+      type Context = Parameters<typeof definition.handler>[0];
+      const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
+      const query = (
+        validateQuery ? validateQuery(request.query ?? {}) : undefined
+      ) as Context["query"];
+      const result = await definition.handler({
+        body,
+        query,
+        params: request.params as Record<string, string>,
+        caller,
+        request,
+        reply,
+        services,
+      });
+      if (reply.sent) return reply;
+      reply.code(definition.successStatus ?? 200);
+      return result;
+    },
+  });
+}

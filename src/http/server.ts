@@ -1,0 +1,110 @@
+/**
+ * @module http/server
+ * The Fastify instance with the gateway's plumbing: request ids, the JSON body parser, one error
+ * handler that renders every failure in the route's dialect, and the 404 handler. Endpoints are
+ * registered on it by `src/app.ts`.
+ */
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import type { Logger } from "pino";
+import { GatewayError } from "../errors/index.ts";
+import { randomBase62 } from "../store/index.ts";
+import { type ErrorDialect, renderError } from "./error-renderer.ts";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    dialect?: ErrorDialect;
+  }
+}
+
+export interface HttpServerOptions {
+  logger: Logger;
+  bodyLimitBytes: number;
+}
+
+/** Maps Fastify's own errors (body parsing, limits, content type) onto the catalogue. */
+function fromFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  bodyLimit: number,
+): GatewayError | undefined {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new GatewayError("request_too_large", { limit: bodyLimit });
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new GatewayError("unsupported_media_type", {
+        contentType: request.headers["content-type"] ?? "(none)",
+      });
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new GatewayError("invalid_json", { detail: "the body is empty." });
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new GatewayError("invalid_request", {
+        detail: "Content-Length does not match the body.",
+      });
+    default:
+      return undefined;
+  }
+}
+
+export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger.child({ component: "http" }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimitBytes,
+    genReqId: () => `req_${randomBase62(20)}`,
+    requestIdHeader: false,
+    return503OnClosing: false,
+    forceCloseConnections: "idle",
+  });
+
+  app.removeContentTypeParser(["application/json", "text/plain"]);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") {
+      done(new GatewayError("invalid_json", { detail: "the body is empty." }), undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(new GatewayError("invalid_json", { detail: (error as Error).message }), undefined);
+    }
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const dialect = request.dialect ?? request.routeOptions.config?.dialect ?? "gateway";
+    const mapped = GatewayError.isInstance(error)
+      ? error
+      : fromFrameworkError(error, request, options.bodyLimitBytes);
+    const rendered = renderError(mapped ?? error, dialect, request.id);
+    if (rendered.status >= 500)
+      request.log.error({ err: error, requestId: request.id }, "request failed");
+    else
+      request.log.info(
+        { requestId: request.id, code: rendered.code, status: rendered.status },
+        "request rejected",
+      );
+    if (reply.sent || reply.raw.headersSent) return;
+    void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const rendered = renderError(
+      new GatewayError("not_found", { method: request.method, path: request.url.split("?")[0] }),
+      "gateway",
+      request.id,
+    );
+    void reply.code(rendered.status).send(rendered.body);
+  });
+
+  return app;
+}

@@ -1,0 +1,26 @@
+/**
+ * @module http/services
+ * The bag of interfaces every endpoint receives. Only `src/main.ts` builds concrete services;
+ * tests build their own.
+ */
+import type { Logger } from "pino";
+import type { Authenticator } from "../auth/index.ts";
+import type { BillingService } from "../billing/index.ts";
+import type { Catalog } from "../catalog/index.ts";
+import type { Config } from "../config/schema.ts";
+import type { QuotaLimiter } from "../limits/index.ts";
+import type { ProviderRegistry } from "../providers/index.ts";
+import type { Store } from "../store/index.ts";
+
+export interface Services {
+  config: Config;
+  store: Store;
+  authenticator: Authenticator;
+  catalog: Catalog;
+  providers: ProviderRegistry;
+  billing: BillingService;
+  quotas: QuotaLimiter;
+  logger: Logger;
+  /** Unix milliseconds; injectable for tests. */
+  now(): number;
+}

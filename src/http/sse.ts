@@ -1,0 +1,40 @@
+/**
+ * @module http/sse
+ * The only place that writes Server-Sent Events text. Respects backpressure, sends a comment
+ * heartbeat while the source is silent, and stops when the client goes away.
+ */
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
+
+export interface SseFrame {
+  /** Named event (`event:` line); omitted for OpenAI-style unnamed events. */
+  event?: string;
+  /** Serialized as JSON, except the literal string `[DONE]`, which is sent as is. */
+  data: unknown;
+}
+
+export function formatSseFrame(frame: SseFrame): string {
+  const data = frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data);
+  return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
+}
+
+export async function writeSse(
+  response: ServerResponse,
+  frames: AsyncIterable<SseFrame>,
+  options: { heartbeatMs?: number; signal: AbortSignal },
+): Promise<void> {
+  const heartbeat = setInterval(() => {
+    if (!response.writableEnded) response.write(": keep-alive\n\n");
+  }, options.heartbeatMs ?? 15_000);
+  try {
+    for await (const frame of frames) {
+      if (options.signal.aborted || response.destroyed) break;
+      if (!response.write(formatSseFrame(frame))) {
+        await Promise.race([once(response, "drain"), once(response, "close")]);
+      }
+      heartbeat.refresh();
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+}

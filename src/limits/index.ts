@@ -1,0 +1,5 @@
+/**
+ * @module limits
+ * Rate and concurrency quotas.
+ */
+export * from "./quota-limiter.ts";

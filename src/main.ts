@@ -1,0 +1,155 @@
+/**
+ * @module main
+ * The composition root: reads configuration, starts the sandbox when some vendor has no
+ * credential, opens the database, builds the concrete services, bootstraps the first admin, and
+ * starts the HTTP server with a graceful SIGTERM drain. Nothing else builds concrete services.
+ */
+import type { FastifyInstance } from "fastify";
+import pino, { type Logger } from "pino";
+import { buildApp } from "./app.ts";
+import { createAuthenticator } from "./auth/index.ts";
+import { createFreeBilling } from "./billing/index.ts";
+import { bootstrapAdmin } from "./bootstrap.ts";
+import { Catalog, type CatalogData, loadCatalogData } from "./catalog/index.ts";
+import { type Config, loadConfig } from "./config/index.ts";
+import type { Lifecycle } from "./endpoints/system/routes.ts";
+import type { Services } from "./http/services.ts";
+import { createUnlimitedQuotas } from "./limits/index.ts";
+import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
+import { openStore, type Store } from "./store/index.ts";
+
+export interface RunningGateway {
+  url: string;
+  app: FastifyInstance;
+  services: Services;
+  sandboxUrl: string | undefined;
+  /** The first admin key, when this start created it. */
+  bootstrapKey: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string | undefined>;
+  config?: Config;
+  logger?: Logger;
+  /** Where the start-up banner goes; defaults to stdout. */
+  print?: (line: string) => void;
+}
+
+function vendorsWithoutCredential(
+  data: CatalogData,
+  env: Record<string, string | undefined>,
+): string[] {
+  return Object.entries(data.vendors)
+    .filter(([, vendor]) => !env[vendor.credential_env])
+    .map(([name]) => name);
+}
+
+async function startSandboxIfNeeded(
+  config: Config,
+  data: CatalogData,
+  env: Record<string, string | undefined>,
+) {
+  if (config.sandbox.url)
+    return { url: config.sandbox.url.replace(/\/$/, ""), close: async () => {} };
+  if (config.sandbox.mode === "never") return undefined;
+  if (config.sandbox.mode === "auto" && vendorsWithoutCredential(data, env).length === 0)
+    return undefined;
+  // The sandbox is a separate server; only this composition root starts it, and only on demand.
+  const { startSandbox } = await import("./sandbox/server.ts");
+  const sandbox = await startSandbox({ host: "127.0.0.1", port: 0 });
+  return { url: sandbox.url, close: sandbox.close };
+}
+
+export async function buildServices(
+  config: Config,
+  options: {
+    env: Record<string, string | undefined>;
+    logger: Logger;
+    sandboxUrl: string | undefined;
+    data: CatalogData;
+    store: Store;
+  },
+): Promise<Services> {
+  const catalog = new Catalog(options.data, {
+    env: options.env,
+    sandboxUrl: options.sandboxUrl,
+    sandboxMode: config.sandbox.mode,
+  });
+  const http = createHttpClient({
+    connectMs: config.upstream.connect_timeout_ms,
+    firstByteMs: config.upstream.first_byte_timeout_ms,
+    idleMs: config.upstream.idle_timeout_ms,
+  });
+  return {
+    config,
+    store: options.store,
+    authenticator: createAuthenticator(options.store, {
+      cacheTtlMs: config.auth.key_cache_ttl_seconds * 1000,
+    }),
+    catalog,
+    providers: createProviderRegistry(http),
+    billing: createFreeBilling(),
+    quotas: createUnlimitedQuotas(),
+    logger: options.logger,
+    now: Date.now,
+  };
+}
+
+export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
+  const env = options.env ?? process.env;
+  const config = options.config ?? loadConfig({ env });
+  const logger = options.logger ?? pino({ level: config.log_level });
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+
+  const data = loadCatalogData({
+    extraFiles: config.catalog.files,
+    extraVendors: config.catalog.vendors,
+    extraModels: config.catalog.models,
+  });
+  const sandbox = await startSandboxIfNeeded(config, data, env);
+  const store = await openStore(config.database_url);
+  const services = await buildServices(config, {
+    env,
+    logger,
+    sandboxUrl: sandbox?.url,
+    data,
+    store,
+  });
+  const bootstrapKey = await bootstrapAdmin(store, env.SWITCHYARD_ADMIN_KEY);
+
+  const lifecycle: Lifecycle = { draining: false };
+  const app = buildApp(services, lifecycle);
+  await app.listen({ host: config.server.host, port: config.server.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.server.port;
+  const url = config.server.public_url ?? `http://${config.server.host}:${port}`;
+
+  print(`Switchyard listening on ${url}`);
+  print(
+    `  ${services.catalog.list().length} models; database ${store.dialect}; ${sandbox ? `sandbox ${sandbox.url}` : "no sandbox"}`,
+  );
+  if (bootstrapKey) {
+    print("First start: created the admin account admin@localhost. Its API key (shown once):");
+    print(bootstrapKey);
+    print(`Try: curl ${url}/v1/models -H "Authorization: Bearer ${bootstrapKey}"`);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      lifecycle.draining = true;
+      const grace = setTimeout(
+        () => app.server.closeAllConnections(),
+        config.server.shutdown_grace_seconds * 1000,
+      );
+      grace.unref();
+      await app.close();
+      clearTimeout(grace);
+      await store.close();
+      await sandbox?.close();
+    })();
+    return closing;
+  };
+  return { url, app, services, sandboxUrl: sandbox?.url, bootstrapKey, close };
+}

@@ -1,0 +1,112 @@
+/**
+ * @module providers/kit/http-client
+ * The one way adapters call upstreams: undici with connect, first-byte and idle timeouts, abort
+ * support, and every failure turned into an `UpstreamError`.
+ */
+import { Agent, request, errors as undiciErrors } from "undici";
+import { UpstreamError } from "../../spec/index.ts";
+
+export interface UpstreamTimeouts {
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Buffer> & {
+    text(): Promise<string>;
+    json(): Promise<unknown>;
+    destroy(): void;
+  };
+}
+
+export interface HttpClient {
+  post(
+    url: string,
+    init: { headers: Record<string, string>; body: string; signal?: AbortSignal },
+  ): Promise<UpstreamResponse>;
+  get(
+    url: string,
+    init: { headers: Record<string, string>; signal?: AbortSignal },
+  ): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
+  connectMs: 10_000,
+  firstByteMs: 120_000,
+  idleMs: 120_000,
+};
+
+export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS): HttpClient {
+  const dispatcher = new Agent({
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.firstByteMs,
+    bodyTimeout: timeouts.idleMs,
+    keepAliveTimeout: 30_000,
+    connections: 256,
+  });
+
+  async function send(
+    method: "GET" | "POST",
+    url: string,
+    init: { headers: Record<string, string>; body?: string; signal?: AbortSignal },
+  ): Promise<UpstreamResponse> {
+    try {
+      const response = await request(url, {
+        method,
+        headers: init.headers,
+        body: init.body,
+        signal: init.signal,
+        dispatcher,
+      });
+      return { status: response.statusCode, headers: response.headers, body: response.body };
+    } catch (error) {
+      throw toUpstreamError(error, init.signal);
+    }
+  }
+
+  return {
+    post: (url, init) => send("POST", url, init),
+    get: (url, init) => send("GET", url, init),
+    close: () => dispatcher.close(),
+  };
+}
+
+/** Maps a network-level failure (not an HTTP status) to an `UpstreamError`. */
+export function toUpstreamError(error: unknown, signal?: AbortSignal): UpstreamError {
+  if (UpstreamError.isInstance(error)) return error;
+  if (signal?.aborted)
+    return new UpstreamError({
+      kind: "aborted",
+      message: "The request was aborted.",
+      cause: error,
+    });
+  if (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError
+  ) {
+    return new UpstreamError({
+      kind: "timeout",
+      message: `Upstream timed out (${error.code}).`,
+      cause: error,
+    });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new UpstreamError({
+    kind: "connect",
+    message: `Upstream connection failed: ${message}`,
+    cause: error,
+  });
+}
+
+export function headerValue(
+  headers: UpstreamResponse["headers"],
+  name: string,
+): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,188 @@
+/**
+ * @module providers/openai-compatible/openai-compatible-chat-model
+ * Chat adapter for every OpenAI-compatible upstream (OpenAI, DeepSeek, DashScope compatible
+ * mode, Groq, Mistral, xAI, vLLM, Ollama...). Near pass-through: the model name is mapped and
+ * usage is always requested in streams.
+ */
+import type {
+  ChatCallOptions,
+  ChatModel,
+  ChatResult,
+  ChatStreamPart,
+  ChatToolCall,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { readUpstreamError } from "../kit/read-error.ts";
+import { decodeSse } from "../kit/sse-decoder.ts";
+import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
+import {
+  convertOpenAIUsage,
+  mapOpenAIFinishReason,
+  readOpenAIErrorFields,
+} from "./map-openai-response.ts";
+
+export interface OpenAICompatibleConfig {
+  baseUrl: string;
+  apiKey: string;
+  http: HttpClient;
+  provider?: string;
+}
+
+interface OpenAIChoiceMessage {
+  content?: string | null;
+  reasoning_content?: string | null;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+}
+
+interface OpenAIChunk {
+  id?: string;
+  choices?: Array<{
+    delta?: {
+      content?: string | null;
+      reasoning_content?: string | null;
+      tool_calls?: Array<{
+        index: number;
+        id?: string;
+        function?: { name?: string; arguments?: string };
+      }>;
+    };
+    finish_reason?: string | null;
+  }> | null;
+  usage?: unknown;
+  error?: { message?: string; code?: string };
+}
+
+export class OpenAICompatibleChatModel implements ChatModel {
+  readonly specificationVersion = "switchyard-chat-1" as const;
+  readonly provider: string;
+  readonly #config: OpenAICompatibleConfig;
+
+  constructor(config: OpenAICompatibleConfig) {
+    this.#config = config;
+    this.provider = config.provider ?? "openai-compatible";
+  }
+
+  async #post(options: ChatCallOptions, stream: boolean) {
+    const response = await this.#config.http.post(`${this.#config.baseUrl}/chat/completions`, {
+      headers: {
+        authorization: `Bearer ${this.#config.apiKey}`,
+        "content-type": "application/json",
+        ...(stream ? { accept: "text/event-stream" } : {}),
+        ...options.forwardHeaders,
+      },
+      body: JSON.stringify(convertToOpenAIRequest(options, stream)),
+      signal: options.abortSignal,
+    });
+    if (response.status >= 300) throw await readUpstreamError(response, readOpenAIErrorFields);
+    return response;
+  }
+
+  async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
+    const response = await this.#post(options, false);
+    let body: {
+      id?: string;
+      choices?: Array<{ message?: OpenAIChoiceMessage; finish_reason?: string }>;
+      usage?: unknown;
+    };
+    try {
+      body = (await response.body.json()) as typeof body;
+    } catch (error) {
+      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
+        ? toUpstreamError(error, options.abortSignal)
+        : new UpstreamError({
+            kind: "protocol",
+            message: "Upstream answered with invalid JSON.",
+            cause: error,
+          });
+    }
+    const choice = body.choices?.[0];
+    const message = choice?.message ?? {};
+    return {
+      id: body.id,
+      text: message.content ?? null,
+      ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+      toolCalls: (message.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+      finishReason: mapOpenAIFinishReason(choice?.finish_reason),
+      usage: convertOpenAIUsage(body.usage),
+      upstreamRequestId: headerValue(response.headers, "x-request-id"),
+      warnings: [],
+    };
+  }
+
+  async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
+    const response = await this.#post(options, true);
+    const upstreamRequestId = headerValue(response.headers, "x-request-id");
+    const signal = options.abortSignal;
+    return (async function* (): AsyncGenerator<ChatStreamPart> {
+      yield { type: "stream-start", warnings: [], upstreamRequestId };
+      let finishReason: string | null | undefined;
+      let usage: TokenUsage | undefined;
+      const toolCalls = new Map<number, ChatToolCall>();
+      try {
+        for await (const event of decodeSse(response.body)) {
+          if (event.data === "[DONE]") break;
+          let chunk: OpenAIChunk;
+          try {
+            chunk = JSON.parse(event.data) as OpenAIChunk;
+          } catch (error) {
+            throw new UpstreamError({
+              kind: "protocol",
+              message: "Upstream sent a malformed stream chunk.",
+              cause: error,
+            });
+          }
+          if (chunk.error) {
+            throw new UpstreamError({
+              kind: "http",
+              message: chunk.error.message ?? "Upstream stream error.",
+              vendorCode: chunk.error.code,
+              body: chunk,
+            });
+          }
+          usage = convertOpenAIUsage(chunk.usage) ?? usage;
+          for (const choice of chunk.choices ?? []) {
+            const delta = choice.delta ?? {};
+            if (delta.reasoning_content)
+              yield { type: "reasoning-delta", delta: delta.reasoning_content };
+            if (delta.content) yield { type: "text-delta", delta: delta.content };
+            for (const call of delta.tool_calls ?? []) {
+              if (!toolCalls.has(call.index)) {
+                const started = {
+                  id: call.id ?? `call_${call.index}`,
+                  name: call.function?.name ?? "",
+                  arguments: "",
+                };
+                toolCalls.set(call.index, started);
+                yield {
+                  type: "tool-call-start",
+                  index: call.index,
+                  id: started.id,
+                  name: started.name,
+                };
+              }
+              const fragment = call.function?.arguments;
+              if (fragment)
+                yield { type: "tool-call-delta", index: call.index, argumentsDelta: fragment };
+            }
+            if (choice.finish_reason) finishReason = choice.finish_reason;
+          }
+        }
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+      if (finishReason === undefined) {
+        throw new UpstreamError({
+          kind: "protocol",
+          message: "Upstream stream ended before it finished.",
+        });
+      }
+      yield { type: "finish", finishReason: mapOpenAIFinishReason(finishReason), usage };
+    })();
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * @module providers/registry
+ * Builds adapter instances for resolved catalog routes. Adapters are created once per route and
+ * reused; the registry is built by `main.ts` and handed to endpoints as an interface.
+ */
+import type { ResolvedRoute } from "../catalog/index.ts";
+import type { ChatModel } from "../spec/index.ts";
+import type { HttpClient } from "./kit/http-client.ts";
+import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
+
+export interface ProviderRegistry {
+  /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
+  chatModel(route: ResolvedRoute): ChatModel | undefined;
+}
+
+export function createProviderRegistry(http: HttpClient): ProviderRegistry {
+  const chatModels = new Map<string, ChatModel>();
+  return {
+    chatModel(route) {
+      const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey}`;
+      let model = chatModels.get(cacheKey);
+      if (!model) {
+        switch (route.adapter) {
+          case "openai-compatible":
+            model = new OpenAICompatibleChatModel({
+              baseUrl: route.baseUrl,
+              apiKey: route.apiKey,
+              http,
+              provider: route.vendor,
+            });
+            break;
+          default:
+            return undefined;
+        }
+        chatModels.set(cacheKey, model);
+      }
+      return model;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * @module routing/attempt-routes
+ * Runs a call against a model's routes in strategy order. A retryable upstream failure (connect
+ * error, timeout, 429, 5xx) moves to the next route; anything else, or the last failure, is
+ * thrown. Callers only attempt work that has not yet sent a byte to the client.
+ */
+import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
+import { GatewayError } from "../errors/index.ts";
+import { UpstreamError } from "../spec/index.ts";
+
+export interface AttemptLog {
+  route: ResolvedRoute;
+  error?: UpstreamError;
+  durationMs: number;
+}
+
+/** Routes in the order they are tried: as listed for `fallback`, weighted-random for `weighted`. */
+export function orderRoutes(
+  model: CatalogModel,
+  random: () => number = Math.random,
+): ResolvedRoute[] {
+  const routes = [...model.resolvedRoutes];
+  if (model.route_strategy !== "weighted") return routes;
+  const ordered: ResolvedRoute[] = [];
+  while (routes.length > 0) {
+    const total = routes.reduce((sum, route) => sum + route.weight, 0);
+    const pick = random() * total;
+    let cumulative = 0;
+    const index = routes.findIndex((route) => {
+      cumulative += route.weight;
+      return pick < cumulative;
+    });
+    ordered.push(...routes.splice(index === -1 ? routes.length - 1 : index, 1));
+  }
+  return ordered;
+}
+
+export async function attemptRoutes<T>(
+  model: CatalogModel,
+  call: (route: ResolvedRoute) => Promise<T>,
+  onAttempt?: (attempt: AttemptLog) => void,
+): Promise<T> {
+  const routes = orderRoutes(model);
+  if (routes.length === 0) throw new GatewayError("provider_not_configured", { model: model.id });
+  let lastError: unknown;
+  for (const route of routes) {
+    const started = performance.now();
+    try {
+      const result = await call(route);
+      onAttempt?.({ route, durationMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      const upstream = UpstreamError.isInstance(error) ? error : undefined;
+      onAttempt?.({ route, error: upstream, durationMs: performance.now() - started });
+      if (!upstream?.retryable) throw error;
+      lastError = error;
+    }
+  }
+  throw lastError;
+}

@@ -1,0 +1,151 @@
+/**
+ * @module sandbox/chat-reply
+ * Decides what the sandbox answers to a chat request (pure): a deterministic text reply or a
+ * tool call, its finish reason, and the prompt/completion token counts. Non-stream and stream
+ * responses are both rendered from this plan, so they always agree.
+ */
+import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
+import {
+  countTokens,
+  hexId,
+  pickWords,
+  seededRandom,
+  splitWords,
+  stableHash,
+  WORDS,
+} from "./deterministic-text.ts";
+
+export const DEFAULT_REPLY_WORDS = 24;
+/** Prompt tokens charged per image part (OpenAI's low-detail image cost). */
+export const IMAGE_PROMPT_TOKENS = 85;
+
+export interface ToolCallReply {
+  id: string;
+  name: string;
+  /** JSON object text, `{"key": "value", ...}` (spaces after `:` and `,`). */
+  arguments: string;
+}
+
+export type ChatReply =
+  | { kind: "text"; content: string; finishReason: "stop" | "length" }
+  | { kind: "tool_call"; call: ToolCallReply; finishReason: "tool_calls" };
+
+export interface ChatPlan {
+  reply: ChatReply;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The seed every deterministic choice for this request derives from. */
+export function requestSeed(request: ChatRequest): number {
+  return stableHash(`${request.model}\n${JSON.stringify(request.rawMessages)}`);
+}
+
+/** One token per word of each message (at least 1 per message) plus a flat cost per image. */
+export function countPromptTokens(messages: readonly ChatMessage[]): number {
+  let total = 0;
+  for (const message of messages) {
+    total += Math.max(1, countTokens(message.text)) + message.imageCount * IMAGE_PROMPT_TOKENS;
+  }
+  return total;
+}
+
+function leadWords(messages: readonly ChatMessage[]): string[] {
+  const last = messages.at(-1);
+  const lead: string[] = [];
+  if (last?.role === "tool") {
+    const result = splitWords(last.text).slice(0, 8);
+    lead.push(
+      "Sandbox",
+      "reply",
+      "using",
+      "tool",
+      "result:",
+      ...(result.length ? result : ["(empty)"]),
+    );
+  } else {
+    const lastUser = messages.findLast((message) => message.role === "user");
+    const echo = splitWords(lastUser?.text ?? "").slice(0, 6);
+    const quoted = echo.length ? echo : ["your", "message"];
+    quoted[quoted.length - 1] += ":";
+    lead.push("Sandbox", "reply", "to", ...quoted);
+  }
+  const images = messages.reduce((sum, message) => sum + message.imageCount, 0);
+  if (images > 0) lead.push("I", "saw", String(images), images === 1 ? "image." : "images.");
+  return lead;
+}
+
+/** The reply text: lead words, then seeded filler words, exactly `wordCount` words in all. */
+export function replyText(
+  messages: readonly ChatMessage[],
+  seed: number,
+  wordCount: number,
+): string {
+  const lead = leadWords(messages);
+  const filler = pickWords(seed, Math.max(0, wordCount - lead.length));
+  return [...lead, ...filler].slice(0, wordCount).join(" ");
+}
+
+function sampleValue(schema: unknown, next: () => number): unknown {
+  const word = () => WORDS[Math.floor(next() * WORDS.length)] ?? "echo";
+  if (!isRecord(schema)) return `sample ${word()}`;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  switch (schema.type) {
+    case "integer":
+    case "number":
+      return 1 + Math.floor(next() * 100);
+    case "boolean":
+      return true;
+    case "array":
+      return [];
+    case "object":
+      return {};
+    default:
+      return `sample ${word()}`;
+  }
+}
+
+/** Deterministic arguments filling the tool's required properties with sample values. */
+export function toolCallArguments(tool: ChatTool, seed: number): string {
+  const next = seededRandom(seed ^ stableHash(tool.name));
+  const properties = isRecord(tool.parameters?.properties) ? tool.parameters.properties : {};
+  const required = Array.isArray(tool.parameters?.required) ? tool.parameters.required : [];
+  const entries: string[] = [];
+  for (const key of required) {
+    if (typeof key !== "string") continue;
+    const value = sampleValue(properties[key], next);
+    entries.push(`${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  }
+  return `{${entries.join(", ")}}`;
+}
+
+function chooseTool(request: ChatRequest): ChatTool | undefined {
+  const last = request.messages.at(-1);
+  if (request.tools.length === 0 || last?.role !== "user" || request.toolChoice === "none") {
+    return undefined;
+  }
+  const forced = request.toolChoice;
+  return request.tools.find((tool) => tool.name === forced?.name) ?? request.tools[0];
+}
+
+/** Plans the full answer. `words` overrides the default reply length; `max_tokens` caps it. */
+export function planChatReply(request: ChatRequest, options: { words?: number } = {}): ChatPlan {
+  const seed = requestSeed(request);
+  const promptTokens = countPromptTokens(request.messages);
+  const tool = chooseTool(request);
+  if (tool) {
+    const call = {
+      id: `call_${hexId(seed, 24)}`,
+      name: tool.name,
+      arguments: toolCallArguments(tool, seed),
+    };
+    const reply: ChatReply = { kind: "tool_call", call, finishReason: "tool_calls" };
+    return { reply, promptTokens, completionTokens: countTokens(call.arguments) };
+  }
+  const wanted = options.words ?? DEFAULT_REPLY_WORDS;
+  const capped = request.maxTokens !== undefined && wanted > request.maxTokens;
+  const text = replyText(request.messages, seed, capped ? (request.maxTokens ?? 0) : wanted);
+  const content = request.jsonObject ? JSON.stringify({ answer: text }) : text;
+  const reply: ChatReply = { kind: "text", content, finishReason: capped ? "length" : "stop" };
+  return { reply, promptTokens, completionTokens: countTokens(content) };
+}

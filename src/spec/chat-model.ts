@@ -1,0 +1,104 @@
+/**
+ * @module spec/chat-model
+ * The chat capability every chat adapter implements, with its normalized prompt, result and
+ * stream parts. Endpoints speak only these types; adapters translate to and from the vendor.
+ */
+import type { TokenUsage } from "./usage.ts";
+import type { CallWarning } from "./warning.ts";
+
+export type ChatContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; url: string; detail?: string };
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, exactly as the model produced it. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: "system" | "developer"; content: string | ChatContentPart[]; name?: string }
+  | { role: "user"; content: string | ChatContentPart[]; name?: string }
+  | {
+      role: "assistant";
+      content: string | ChatContentPart[] | null;
+      name?: string;
+      toolCalls?: ChatToolCall[];
+      reasoning?: string;
+    }
+  | { role: "tool"; content: string | ChatContentPart[]; toolCallId: string };
+
+export interface ChatTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+export type ChatToolChoice = "auto" | "none" | "required" | { name: string };
+
+export type ChatResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+export interface ChatCallOptions {
+  /** The vendor's model name for this route. */
+  upstreamModel: string;
+  messages: ChatMessage[];
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  seed?: number;
+  tools?: ChatTool[];
+  toolChoice?: ChatToolChoice;
+  responseFormat?: ChatResponseFormat;
+  user?: string;
+  /** Fields the client sent that the gateway does not model; OpenAI-compatible routes forward them. */
+  extraBody?: Record<string, unknown>;
+  /** Headers to forward unchanged to the vendor (for example `anthropic-beta`). */
+  forwardHeaders?: Record<string, string>;
+  abortSignal?: AbortSignal;
+}
+
+export type ChatFinishReason =
+  | "stop"
+  | "length"
+  | "tool_calls"
+  | "content_filter"
+  | "error"
+  | "other";
+
+export interface ChatResult {
+  id?: string;
+  text: string | null;
+  reasoning?: string;
+  toolCalls: ChatToolCall[];
+  finishReason: ChatFinishReason;
+  /** Absent when the upstream reported no usage; the gateway then counts it itself. */
+  usage: TokenUsage | undefined;
+  upstreamRequestId?: string;
+  warnings: CallWarning[];
+}
+
+/** Normalized stream events. Only the HTTP layer turns them into SSE text. */
+export type ChatStreamPart =
+  | { type: "stream-start"; warnings: CallWarning[]; upstreamRequestId?: string; id?: string }
+  | { type: "text-delta"; delta: string }
+  | { type: "reasoning-delta"; delta: string }
+  | { type: "tool-call-start"; index: number; id: string; name: string }
+  | { type: "tool-call-delta"; index: number; argumentsDelta: string }
+  | { type: "finish"; finishReason: ChatFinishReason; usage: TokenUsage | undefined };
+
+export interface ChatModel {
+  readonly specificationVersion: "switchyard-chat-1";
+  /** Adapter name, e.g. `openai-compatible`. */
+  readonly provider: string;
+  doGenerate(options: ChatCallOptions): Promise<ChatResult>;
+  /** Resolves once the upstream has answered with a success status; errors before that reject. */
+  doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>>;
+}

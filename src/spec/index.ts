@@ -1,0 +1,8 @@
+/**
+ * @module spec
+ * Provider interfaces, normalized stream parts, usage and warnings. Imports nothing outside itself.
+ */
+export * from "./chat-model.ts";
+export * from "./upstream-error.ts";
+export * from "./usage.ts";
+export * from "./warning.ts";

@@ -1,0 +1,62 @@
+/**
+ * @module store/schema
+ * Table types for Kysely. Amounts are integer micro-USD; times are Unix milliseconds.
+ * The same tables serve SQLite and PostgreSQL.
+ */
+import type { Generated } from "kysely";
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  role: "user" | "admin";
+  balance_micros: number;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  /** JSON array of model ids; empty array means every model. */
+  models: string;
+  rpm: number | null;
+  tpm: number | null;
+  concurrency: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  token_hash: string;
+  account_id: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface LedgerEntriesTable {
+  id: string;
+  seq: Generated<number>;
+  account_id: string;
+  kind: "credit" | "debit" | "hold" | "release" | "charge";
+  /** Signed effect on the balance (credits positive, charges negative; holds do not move it). */
+  amount_micros: number;
+  /** Amount held (hold: positive; release/charge of a hold: negative). */
+  hold_micros: number;
+  request_id: string | null;
+  key_id: string | null;
+  model: string | null;
+  breakdown: string | null;
+  reason: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  sessions: SessionsTable;
+  ledger_entries: LedgerEntriesTable;
+}
