@@ -14,6 +14,7 @@ export const BOOTSTRAP_EMAIL = "admin@localhost";
 export async function bootstrapAdmin(
   store: Store,
   chosenKey: string | undefined,
+  creditMicros = 0,
 ): Promise<string | undefined> {
   if ((await store.countAccounts()) > 0) return undefined;
   if (chosenKey !== undefined && !API_KEY_PATTERN.test(chosenKey)) {
@@ -21,7 +22,12 @@ export async function bootstrapAdmin(
       "SWITCHYARD_ADMIN_KEY must be 'sk-' followed by at least 40 letters or digits.",
     );
   }
-  const account = await createAccount(store, { email: BOOTSTRAP_EMAIL, role: "admin" });
+  const account = await createAccount(store, {
+    email: BOOTSTRAP_EMAIL,
+    role: "admin",
+    balanceMicros: creditMicros,
+    reason: "bootstrap credit",
+  });
   const { key } = await issueKey(store, account.id, { name: "bootstrap" }, chosenKey);
   return key;
 }

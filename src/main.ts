@@ -8,13 +8,13 @@ import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
 import { createAuthenticator } from "./auth/index.ts";
-import { createFreeBilling } from "./billing/index.ts";
+import { createLedgerBilling, warmTokenizer } from "./billing/index.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";
 import { Catalog, type CatalogData, loadCatalogData } from "./catalog/index.ts";
 import { type Config, loadConfig } from "./config/index.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
 import type { Services } from "./http/services.ts";
-import { createUnlimitedQuotas } from "./limits/index.ts";
+import { createMemoryQuotas } from "./limits/index.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
 import { openStore, type Store } from "./store/index.ts";
 
@@ -89,11 +89,43 @@ export async function buildServices(
     }),
     catalog,
     providers: createProviderRegistry(http),
-    billing: createFreeBilling(),
-    quotas: createUnlimitedQuotas(),
+    billing: createLedgerBilling(options.store),
+    quotas: createMemoryQuotas({
+      defaultRpm: config.limits.default_rpm,
+      defaultConcurrency: config.limits.default_concurrency,
+      leaseTtlMs: config.limits.lease_ttl_seconds * 1000,
+    }),
     logger: options.logger,
     now: Date.now,
   };
+}
+
+/**
+ * Releases holds a crashed process left behind. SQLite serves one process, so at start-up every
+ * open hold is stale; PostgreSQL may be shared by live instances, so only holds older than
+ * `billing.stale_hold_seconds` are released, at start-up and then periodically.
+ */
+async function releaseStaleHolds(
+  store: Store & { dialect: string },
+  config: Config,
+  logger: Logger,
+) {
+  const maxAge = config.billing.stale_hold_seconds * 1000;
+  const sweep = async (createdBefore: number) => {
+    const released = await store.releaseOpenHolds(createdBefore, "stale hold released");
+    if (released > 0) logger.warn({ released }, "released stale billing holds");
+  };
+  await sweep(store.dialect === "sqlite" ? Date.now() : Date.now() - maxAge);
+  const timer = setInterval(
+    () => {
+      sweep(Date.now() - maxAge).catch((error: unknown) =>
+        logger.error({ err: error }, "hold sweep failed"),
+      );
+    },
+    Math.min(maxAge, 60_000),
+  );
+  timer.unref();
+  return timer;
 }
 
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
@@ -116,7 +148,13 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     data,
     store,
   });
-  const bootstrapKey = await bootstrapAdmin(store, env.SWITCHYARD_ADMIN_KEY);
+  const bootstrapKey = await bootstrapAdmin(
+    store,
+    env.SWITCHYARD_ADMIN_KEY,
+    config.billing.bootstrap_credit_micros,
+  );
+  warmTokenizer();
+  const staleHolds = await releaseStaleHolds(store, config, logger);
 
   const lifecycle: Lifecycle = { draining: false };
   const app = buildApp(services, lifecycle);
@@ -138,6 +176,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      clearInterval(staleHolds);
       lifecycle.draining = true;
       const grace = setTimeout(
         () => app.server.closeAllConnections(),

@@ -1,6 +1,8 @@
 /**
  * @module billing
- * Pricing, reservations and settlement against the ledger.
+ * Pricing, token counting, reservations and settlement against the ledger.
  */
 export * from "./billing-service.ts";
+export * from "./pricing.ts";
 export * from "./token-estimate.ts";
+export * from "./tokenizer.ts";

@@ -52,6 +52,31 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    limits: Type.Object(
+      {
+        /** Requests per minute per key when the key sets none; null means unlimited. */
+        default_rpm: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+        /** Concurrent requests per key when the key sets none; null means unlimited. */
+        default_concurrency: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+          default: null,
+        }),
+        /** A concurrency lease expires after this long even if never released. */
+        lease_ttl_seconds: Type.Integer({ minimum: 1, default: 900 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    billing: Type.Object(
+      {
+        /**
+         * Holds older than this are released by the periodic sweep (a crashed instance's
+         * holds); with SQLite every open hold is released at start-up.
+         */
+        stale_hold_seconds: Type.Integer({ minimum: 60, default: 3600 }),
+        /** Opening balance of the admin account created on first start (admins pay too). */
+        bootstrap_credit_micros: Type.Integer({ minimum: 0, default: 100_000_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     upstream: Type.Object(
       {
         connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),

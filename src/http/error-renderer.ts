@@ -10,6 +10,9 @@
 import { GatewayError } from "../errors/index.ts";
 import { UpstreamError } from "../spec/index.ts";
 
+/** The `WWW-Authenticate` value sent with every 401. */
+export const BEARER_CHALLENGE = 'Bearer realm="switchyard"';
+
 export type ErrorDialect = "gateway" | "provider" | "anthropic";
 
 export interface RenderedError {
@@ -88,6 +91,9 @@ export function renderError(
   const gatewayError = toGatewayError(error, requestId);
   const { code, message, type, param } = gatewayError;
   const headers = { ...gatewayError.headers };
+  // Every authentication failure names the scheme, whichever layer raised it.
+  if (code === "invalid_api_key" && headers["www-authenticate"] === undefined)
+    headers["www-authenticate"] = BEARER_CHALLENGE;
   let status = gatewayError.status;
   let body: Record<string, unknown>;
 

@@ -8,7 +8,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { readBearer } from "../auth/index.ts";
-import type { Reservation, Settlement } from "../billing/index.ts";
+import type { PricedUsage, Reservation, SettleDetails, Settlement } from "../billing/index.ts";
 import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { QuotaLease } from "../limits/index.ts";
@@ -31,7 +31,7 @@ export interface OperationContext {
   /** Request headers, lower-cased. */
   headers: Record<string, string | string[] | undefined>;
   /** Charges the actual usage now (idempotent); streams call it before their final frame. */
-  settle(usage: Usage): Promise<Settlement>;
+  settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
 }
 
 export type OperationResult =
@@ -39,8 +39,11 @@ export type OperationResult =
   | {
       kind: "stream";
       frames: AsyncIterable<SseFrame>;
-      /** Usage produced so far; read when the stream ends or is aborted. */
-      usage(): Usage;
+      /**
+       * Usage produced so far, read when the stream ends or is aborted; `undefined` when the
+       * upstream failed, which is charged nothing.
+       */
+      usage(): Usage | undefined;
       headers?: Record<string, string>;
     };
 
@@ -56,8 +59,8 @@ export interface ModelEndpoint<S extends TSchema> {
   dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
-  /** The most this request can cost, in micro-USD; the billing hold. */
-  estimateCost?(body: Static<S>, model: CatalogModel): number;
+  /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
+  estimateCost?(body: Static<S>, model: CatalogModel): Promise<PricedUsage>;
   run(body: Static<S>, context: OperationContext): Promise<OperationResult>;
 }
 
@@ -133,8 +136,13 @@ export function registerModelEndpoint<S extends TSchema>(
         if (!reply.raw.writableFinished) abort.abort();
       });
       let settlement: Settlement | undefined;
-      const settle = async (usage: Usage) => {
-        settlement ??= await reservation!.settle(usage);
+      let upstreamAnsweredAt: number | undefined;
+      const settle = async (usage: Usage, details: SettleDetails = {}) => {
+        settlement = await reservation!.settle(usage, {
+          status: abort.signal.aborted ? "aborted" : "succeeded",
+          ttfbMs: (upstreamAnsweredAt ?? performance.now()) - started,
+          ...details,
+        });
         return settlement;
       };
       try {
@@ -144,7 +152,7 @@ export function registerModelEndpoint<S extends TSchema>(
           keyId: caller.key.id,
           model: catalogModel,
           endpoint: endpoint.path,
-          estimateMicros: endpoint.estimateCost?.(body, catalogModel) ?? 0,
+          estimateMicros: (await endpoint.estimateCost?.(body, catalogModel))?.costMicros ?? 0,
         });
         const result = await endpoint.run(body, {
           requestId: request.id,
@@ -156,7 +164,8 @@ export function registerModelEndpoint<S extends TSchema>(
           headers: request.headers,
           settle,
         });
-        const ttfbMs = performance.now() - started;
+        upstreamAnsweredAt = performance.now();
+        const ttfbMs = upstreamAnsweredAt - started;
         if (result.kind === "json") {
           const { costMicros } = await settle(result.usage);
           reply
@@ -176,7 +185,12 @@ export function registerModelEndpoint<S extends TSchema>(
           lease.release();
           return reply.send(result.body);
         }
-        await streamResult(request, reply, result, { lease, abort, settle });
+        await streamResult(request, reply, result, {
+          lease,
+          abort,
+          settle,
+          release: (reason) => reservation!.release(reason),
+        });
         finish(request, services, {
           model: catalogModel,
           status: 200,
@@ -199,7 +213,12 @@ async function streamResult(
   request: FastifyRequest,
   reply: FastifyReply,
   result: Extract<OperationResult, { kind: "stream" }>,
-  control: { lease: QuotaLease; abort: AbortController; settle(usage: Usage): Promise<Settlement> },
+  control: {
+    lease: QuotaLease;
+    abort: AbortController;
+    settle(usage: Usage): Promise<Settlement>;
+    release(reason: string): Promise<void>;
+  },
 ): Promise<void> {
   reply.hijack();
   const response = reply.raw;
@@ -217,10 +236,12 @@ async function streamResult(
   } catch (error) {
     request.log.warn({ err: error }, "stream ended with an error");
   } finally {
-    // Charge what was produced, even when the client went away mid-stream.
-    await control
-      .settle(result.usage())
-      .catch((error: unknown) => request.log.error({ err: error }, "settlement failed"));
+    // Charge what was produced, even when the client went away mid-stream; an upstream failure
+    // is charged nothing.
+    const usage = result.usage();
+    await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
+      (error: unknown) => request.log.error({ err: error }, "settlement failed"),
+    );
     control.lease.release();
     if (!response.writableEnded) response.end();
   }

@@ -4,6 +4,7 @@
  * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
 import { GatewayError } from "../errors/index.ts";
@@ -94,8 +95,11 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       const caller = await authenticate(services, request, definition.auth);
       type Context = Parameters<typeof definition.handler>[0];
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
+      // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
-        validateQuery ? validateQuery(request.query ?? {}) : undefined
+        validateQuery && definition.query
+          ? validateQuery(Value.Convert(definition.query, request.query ?? {}))
+          : undefined
       ) as Context["query"];
       const result = await definition.handler({
         body,

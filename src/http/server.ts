@@ -97,13 +97,29 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
+  // Every route's method and path pattern, so a known path with the wrong method answers 405.
+  const routes: { method: string; pattern: RegExp }[] = [];
+  app.addHook("onRoute", (route) => {
+    const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:\w+/g, "[^/]+");
+    const pattern = new RegExp(`^${source}/?$`);
+    for (const method of [route.method].flat()) routes.push({ method, pattern });
+  });
+
   app.setNotFoundHandler((request, reply) => {
-    const rendered = renderError(
-      new GatewayError("not_found", { method: request.method, path: request.url.split("?")[0] }),
-      "gateway",
-      request.id,
-    );
-    void reply.code(rendered.status).send(rendered.body);
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = [
+      ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method)),
+    ];
+    const error =
+      allowed.length > 0
+        ? new GatewayError(
+            "method_not_allowed",
+            { method: request.method, path },
+            { headers: { allow: allowed.join(", ") } },
+          )
+        : new GatewayError("not_found", { method: request.method, path });
+    const rendered = renderError(error, "gateway", request.id);
+    void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
   return app;

@@ -2,4 +2,6 @@
  * @module limits
  * Rate and concurrency quotas.
  */
+
+export * from "./memory-quotas.ts";
 export * from "./quota-limiter.ts";

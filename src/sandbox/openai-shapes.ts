@@ -121,7 +121,7 @@ export function streamChunks(
     }
   }
   chunks.push(chunk(delta({}, reply.finishReason)));
-  if (options.includeUsage) chunks.push(chunk([], usageObject(plan)));
+  if (options.includeUsage && !options.omitUsageChunk) chunks.push(chunk([], usageObject(plan)));
   return chunks;
 }
 

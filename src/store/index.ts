@@ -4,6 +4,7 @@
  */
 import { type DatabaseHandle, openDatabase } from "./connect.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
+import { sqlBillingStore } from "./sql-billing.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import type { Store } from "./types.ts";
 
@@ -15,6 +16,7 @@ export function sqlStore(handle: DatabaseHandle): Store {
   return {
     ...sqlAccountStore(handle.db),
     ...sqlLedgerStore(handle.db),
+    ...sqlBillingStore(handle.db, handle.dialect),
     close: () => handle.close(),
   };
 }

@@ -79,6 +79,44 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0002_holds_and_usage": {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable("accounts")
+          .addColumn("held_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema
+          .createTable("usage_records")
+          .addColumn("request_id", "text", (c) => c.primaryKey())
+          .addColumn("account_id", "text", (c) => c.notNull().references("accounts.id"))
+          .addColumn("key_id", "text")
+          .addColumn("model", "text", (c) => c.notNull())
+          .addColumn("endpoint", "text", (c) => c.notNull())
+          .addColumn("status", "text", (c) => c.notNull())
+          .addColumn("input_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("cached_input_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("cache_write_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("output_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("reasoning_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("images", "integer", (c) => c.notNull().defaultTo(0))
+          .addColumn("video_seconds", "integer", (c) => c.notNull().defaultTo(0))
+          .addColumn("characters", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("cost_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("held_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("usage_source", "text")
+          .addColumn("upstream_request_id", "text")
+          .addColumn("latency_ms", "integer")
+          .addColumn("ttfb_ms", "integer")
+          .addColumn("breakdown", "text")
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex("usage_account_time")
+          .on("usage_records")
+          .columns(["account_id", "created_at"])
+          .execute();
+      },
+    },
   };
 }
 

@@ -11,6 +11,8 @@ export interface AccountsTable {
   password_hash: string | null;
   role: "user" | "admin";
   balance_micros: number;
+  /** Sum of open billing holds; available balance is `balance_micros - held_micros`. */
+  held_micros: Generated<number>;
   created_at: number;
 }
 
@@ -54,7 +56,33 @@ export interface LedgerEntriesTable {
   created_at: number;
 }
 
+export interface UsageRecordsTable {
+  request_id: string;
+  account_id: string;
+  key_id: string | null;
+  model: string;
+  endpoint: string;
+  status: "succeeded" | "failed" | "aborted";
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  images: number;
+  video_seconds: number;
+  characters: number;
+  cost_micros: number;
+  held_micros: number;
+  usage_source: string | null;
+  upstream_request_id: string | null;
+  latency_ms: number | null;
+  ttfb_ms: number | null;
+  breakdown: string | null;
+  created_at: number;
+}
+
 export interface Database {
+  usage_records: UsageRecordsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   sessions: SessionsTable;

@@ -13,6 +13,7 @@ function toAccount(row: Selectable<AccountsTable>): Account {
     email: row.email,
     role: row.role,
     balanceMicros: Number(row.balance_micros),
+    heldMicros: Number(row.held_micros),
     createdAt: Number(row.created_at),
   };
 }
@@ -46,7 +47,7 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         created_at: Date.now(),
       };
       await db.insertInto("accounts").values(row).execute();
-      return toAccount(row);
+      return toAccount({ ...row, held_micros: 0 });
     },
     async findAccountById(id) {
       const row = await db

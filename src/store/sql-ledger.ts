@@ -75,19 +75,25 @@ export function sqlLedgerStore(db: Kysely<Database>): LedgerStore {
         .select((eb) => [
           "accounts.id as accountId",
           "accounts.balance_micros as balance",
+          "accounts.held_micros as held",
           eb.fn
             .coalesce(eb.fn.sum<number>("ledger_entries.amount_micros"), sql<number>`0`)
             .as("ledgerSum"),
+          eb.fn
+            .coalesce(eb.fn.sum<number>("ledger_entries.hold_micros"), sql<number>`0`)
+            .as("holdSum"),
         ])
-        .groupBy(["accounts.id", "accounts.balance_micros"])
+        .groupBy(["accounts.id", "accounts.balance_micros", "accounts.held_micros"])
         .execute();
       const mismatches = rows
         .map((row) => ({
           accountId: row.accountId,
           balance: Number(row.balance),
           ledgerSum: Number(row.ledgerSum),
+          held: Number(row.held),
+          holdSum: Number(row.holdSum),
         }))
-        .filter((row) => row.balance !== row.ledgerSum);
+        .filter((row) => row.balance !== row.ledgerSum || row.held !== row.holdSum || row.held < 0);
       return { accounts: rows.length, mismatches };
     },
   };

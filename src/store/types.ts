@@ -11,6 +11,8 @@ export interface Account {
   email: string;
   role: AccountRole;
   balanceMicros: number;
+  /** Sum of open billing holds. */
+  heldMicros: number;
   createdAt: number;
 }
 
@@ -99,6 +101,75 @@ export interface LedgerStore {
   }>;
 }
 
-export interface Store extends AccountStore, KeyStore, SessionStore, LedgerStore {
+export interface Store extends AccountStore, KeyStore, SessionStore, LedgerStore, BillingStore {
   close(): Promise<void>;
+}
+
+export interface UsageRecord {
+  requestId: string;
+  accountId: string;
+  keyId: string | null;
+  model: string;
+  endpoint: string;
+  status: "succeeded" | "failed" | "aborted";
+  inputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  images: number;
+  videoSeconds: number;
+  characters: number;
+  costMicros: number;
+  heldMicros: number;
+  usageSource: "upstream" | "estimated" | null;
+  upstreamRequestId: string | null;
+  latencyMs: number | null;
+  ttfbMs: number | null;
+  breakdown: Record<string, number> | null;
+  createdAt: number;
+}
+
+export interface HoldInput {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  model: string;
+  amountMicros: number;
+}
+
+export type HoldResult = { placed: true } | { placed: false; availableMicros: number };
+
+export interface UsageQuery {
+  accountId: string;
+  from?: number;
+  to?: number;
+  model?: string;
+  keyId?: string;
+  limit: number;
+}
+
+export interface UsageGroup {
+  group: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+}
+
+export interface BillingStore {
+  /** Holds `amountMicros` if the available balance covers it, atomically. */
+  placeHold(input: HoldInput): Promise<HoldResult>;
+  /**
+   * Charges the request's cost, returns its hold and writes its usage record, in one
+   * transaction. Idempotent per request id: a second call changes nothing.
+   */
+  settle(record: UsageRecord): Promise<{ alreadySettled: boolean }>;
+  /** Returns the hold without charging and records the failed request. Idempotent. */
+  releaseHold(record: UsageRecord, reason: string): Promise<void>;
+  /** Releases holds with no charge or release, created before `createdBefore`. */
+  releaseOpenHolds(createdBefore: number, reason: string): Promise<number>;
+  listUsage(query: UsageQuery): Promise<UsageRecord[]>;
+  groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
+  findUsage(requestId: string): Promise<UsageRecord | undefined>;
 }

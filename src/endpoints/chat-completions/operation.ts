@@ -107,7 +107,7 @@ export async function runChatCompletion(
     },
     logAttempt,
   );
-  const state = { output: "", usage: undefined as TokenUsage | undefined };
+  const state = { output: "", usage: undefined as TokenUsage | undefined, failed: false };
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
     id,
@@ -161,6 +161,7 @@ export async function runChatCompletion(
         }
       }
     } catch (error) {
+      state.failed = !context.signal.aborted;
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
       yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
       return;
@@ -187,6 +188,9 @@ export async function runChatCompletion(
   return {
     kind: "stream",
     frames: frames(),
-    usage: () => ({ tokens: state.usage ?? estimateChatUsage(options!, state.output) }),
+    usage: () =>
+      state.failed
+        ? undefined
+        : { tokens: state.usage ?? estimateChatUsage(options!, state.output) },
   };
 }

@@ -4,6 +4,7 @@
  * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
  */
 import type { ModelEndpoint } from "../../http/model-endpoint.ts";
+import { estimateChatCost } from "./estimate-chat-cost.ts";
 import { runChatCompletion } from "./operation.ts";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./schema.ts";
 
@@ -17,5 +18,6 @@ export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest
   body: ChatCompletionRequest,
   response: ChatCompletionResponse,
   dialect: "gateway",
+  estimateCost: estimateChatCost,
   run: runChatCompletion,
 };

@@ -1,0 +1,106 @@
+/**
+ * @module billing/pricing
+ * Turns normalized usage into a cost with an itemized breakdown, from the catalog's integer
+ * prices. Rounding rule: each line item is rounded UP to the next whole micro-USD, and the total
+ * is the sum of the line items, so the breakdown always adds up to what is charged.
+ */
+import type { Pricing } from "../catalog/index.ts";
+import type { MediaUsage, TokenUsage, Usage } from "../spec/index.ts";
+
+export interface LineItem {
+  item:
+    | "input"
+    | "cached_input"
+    | "cache_write"
+    | "output"
+    | "reasoning"
+    | "images"
+    | "video_seconds"
+    | "characters";
+  units: number;
+  /** Price per `per` units, in micro-USD. */
+  unitPriceMicros: number;
+  per: number;
+  costMicros: number;
+}
+
+export interface PricedUsage {
+  costMicros: number;
+  lineItems: LineItem[];
+}
+
+function lineItem(
+  item: LineItem["item"],
+  units: number,
+  unitPriceMicros: number,
+  per: number,
+): LineItem {
+  // Integer arithmetic: units * price fits easily in 2^53 for any real request.
+  const costMicros =
+    units <= 0 || unitPriceMicros === 0 ? 0 : Math.ceil((units * unitPriceMicros) / per);
+  return { item, units: Math.max(0, units), unitPriceMicros, per, costMicros };
+}
+
+export function priceTokens(pricing: Pricing, usage: TokenUsage): LineItem[] {
+  const prices = pricing.per_1m_tokens;
+  if (!prices) return [];
+  const M = 1_000_000;
+  const { cacheRead, cacheWrite } = usage.input;
+  // Cached reads and cache writes are part of `input.total`; each token is priced exactly once.
+  const freshInput = Math.max(0, usage.input.total - cacheRead - cacheWrite);
+  const reasoning = Math.min(usage.output.reasoning, usage.output.total);
+  return [
+    lineItem("input", freshInput, prices.input, M),
+    lineItem("cached_input", cacheRead, prices.cached_input ?? prices.input, M),
+    lineItem("cache_write", cacheWrite, prices.cache_write ?? prices.input, M),
+    lineItem("output", usage.output.total - reasoning, prices.output, M),
+    lineItem("reasoning", reasoning, prices.reasoning ?? prices.output, M),
+  ].filter((item) => item.units > 0);
+}
+
+export function imagePrice(pricing: Pricing, size?: string, quality?: string): number {
+  const prices = pricing.per_image;
+  if (!prices) return 0;
+  return (
+    (size && quality ? prices.by_size_quality?.[size]?.[quality] : undefined) ??
+    (size ? prices.by_size?.[size] : undefined) ??
+    prices.default
+  );
+}
+
+export function priceMedia(pricing: Pricing, usage: MediaUsage): LineItem[] {
+  const items: LineItem[] = [];
+  if (usage.images) {
+    items.push(
+      lineItem(
+        "images",
+        usage.images.count,
+        imagePrice(pricing, usage.images.size, usage.images.quality),
+        1,
+      ),
+    );
+  }
+  if (usage.videoSeconds && pricing.per_video_second) {
+    const price = pricing.per_video_second[usage.videoSeconds.resolution];
+    if (price === undefined)
+      throw new Error(`No video price for resolution ${usage.videoSeconds.resolution}`);
+    items.push(lineItem("video_seconds", usage.videoSeconds.seconds, price, 1));
+  }
+  if (usage.characters !== undefined && pricing.per_10k_characters !== undefined) {
+    items.push(lineItem("characters", usage.characters, pricing.per_10k_characters, 10_000));
+  }
+  return items;
+}
+
+export function priceUsage(pricing: Pricing, usage: Usage): PricedUsage {
+  const lineItems = [
+    ...(usage.tokens ? priceTokens(pricing, usage.tokens) : []),
+    ...(usage.media ? priceMedia(pricing, usage.media) : []),
+  ];
+  return { costMicros: lineItems.reduce((sum, item) => sum + item.costMicros, 0), lineItems };
+}
+
+/** `{input: 25, output: 100}` — the breakdown stored with a charge and shown to users. */
+export function breakdownOf(lineItems: LineItem[]): Record<string, number> {
+  return Object.fromEntries(lineItems.map((item) => [item.item, item.costMicros]));
+}

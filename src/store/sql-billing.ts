@@ -1,0 +1,297 @@
+/**
+ * @module store/sql-billing
+ * Holds, settlement and usage records. Every movement is a ledger entry written in the same
+ * transaction as the account's cached `balance_micros` / `held_micros`:
+ * - hold: `hold_micros +H` (balance unchanged), placed only if `balance - held >= H`
+ *   (one conditional UPDATE, so concurrent requests can never overdraw);
+ * - charge: `amount -cost`, `hold_micros -H`; release: `hold_micros -H`.
+ * The unique (request_id, kind) index makes settlement idempotent.
+ */
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { newId } from "./ids.ts";
+import type { Database, UsageRecordsTable } from "./schema.ts";
+import type { BillingStore, UsageQuery, UsageRecord } from "./types.ts";
+
+function toRow(record: UsageRecord): UsageRecordsTable {
+  return {
+    request_id: record.requestId,
+    account_id: record.accountId,
+    key_id: record.keyId,
+    model: record.model,
+    endpoint: record.endpoint,
+    status: record.status,
+    input_tokens: record.inputTokens,
+    cached_input_tokens: record.cachedInputTokens,
+    cache_write_tokens: record.cacheWriteTokens,
+    output_tokens: record.outputTokens,
+    reasoning_tokens: record.reasoningTokens,
+    images: record.images,
+    video_seconds: record.videoSeconds,
+    characters: record.characters,
+    cost_micros: record.costMicros,
+    held_micros: record.heldMicros,
+    usage_source: record.usageSource,
+    upstream_request_id: record.upstreamRequestId,
+    latency_ms: record.latencyMs,
+    ttfb_ms: record.ttfbMs,
+    breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
+    created_at: record.createdAt,
+  };
+}
+
+function fromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
+  return {
+    requestId: row.request_id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    model: row.model,
+    endpoint: row.endpoint,
+    status: row.status,
+    inputTokens: Number(row.input_tokens),
+    cachedInputTokens: Number(row.cached_input_tokens),
+    cacheWriteTokens: Number(row.cache_write_tokens),
+    outputTokens: Number(row.output_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+    images: Number(row.images),
+    videoSeconds: Number(row.video_seconds),
+    characters: Number(row.characters),
+    costMicros: Number(row.cost_micros),
+    heldMicros: Number(row.held_micros),
+    usageSource: row.usage_source as UsageRecord["usageSource"],
+    upstreamRequestId: row.upstream_request_id,
+    latencyMs: row.latency_ms,
+    ttfbMs: row.ttfb_ms,
+    breakdown: row.breakdown ? (JSON.parse(row.breakdown) as Record<string, number>) : null,
+    createdAt: Number(row.created_at),
+  };
+}
+
+async function entriesFor(trx: Transaction<Database>, requestId: string) {
+  const rows = await trx
+    .selectFrom("ledger_entries")
+    .select(["kind", "hold_micros"])
+    .where("request_id", "=", requestId)
+    .execute();
+  return {
+    held: rows
+      .filter((row) => row.kind === "hold")
+      .reduce((sum, row) => sum + Number(row.hold_micros), 0),
+    closed: rows.some((row) => row.kind === "charge" || row.kind === "release"),
+  };
+}
+
+function ledgerRow(
+  record: UsageRecord,
+  kind: "charge" | "release",
+  amount: number,
+  hold: number,
+  reason: string | null,
+) {
+  return {
+    id: newId("led"),
+    account_id: record.accountId,
+    kind,
+    amount_micros: amount,
+    hold_micros: hold,
+    request_id: record.requestId,
+    key_id: record.keyId,
+    model: record.model,
+    breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
+    reason,
+    created_at: Date.now(),
+  };
+}
+
+function filtered(db: Kysely<Database>, query: UsageQuery) {
+  let select = db.selectFrom("usage_records").where("account_id", "=", query.accountId);
+  if (query.from !== undefined) select = select.where("created_at", ">=", query.from);
+  if (query.to !== undefined) select = select.where("created_at", "<", query.to);
+  if (query.model) select = select.where("model", "=", query.model);
+  if (query.keyId) select = select.where("key_id", "=", query.keyId);
+  return select;
+}
+
+export function sqlBillingStore(
+  db: Kysely<Database>,
+  dialect: "sqlite" | "postgres",
+): BillingStore {
+  return {
+    async placeHold({ requestId, accountId, keyId, model, amountMicros }) {
+      return db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable("accounts")
+          .set({ held_micros: sql`held_micros + ${amountMicros}` })
+          .where("id", "=", accountId)
+          .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
+          .returning("id")
+          .executeTakeFirst();
+        if (!updated) {
+          const account = await trx
+            .selectFrom("accounts")
+            .select(["balance_micros", "held_micros"])
+            .where("id", "=", accountId)
+            .executeTakeFirst();
+          return {
+            placed: false as const,
+            availableMicros: account
+              ? Number(account.balance_micros) - Number(account.held_micros)
+              : 0,
+          };
+        }
+        await trx
+          .insertInto("ledger_entries")
+          .values({
+            id: newId("led"),
+            account_id: accountId,
+            kind: "hold",
+            amount_micros: 0,
+            hold_micros: amountMicros,
+            request_id: requestId,
+            key_id: keyId,
+            model,
+            breakdown: null,
+            reason: null,
+            created_at: Date.now(),
+          })
+          .execute();
+        return { placed: true as const };
+      });
+    },
+
+    async settle(record) {
+      return db.transaction().execute(async (trx) => {
+        const { held, closed } = await entriesFor(trx, record.requestId);
+        if (closed) return { alreadySettled: true };
+        await trx
+          .insertInto("ledger_entries")
+          .values(ledgerRow(record, "charge", -record.costMicros, -held, null))
+          .execute();
+        await trx
+          .updateTable("accounts")
+          .set({
+            balance_micros: sql`balance_micros - ${record.costMicros}`,
+            held_micros: sql`held_micros - ${held}`,
+          })
+          .where("id", "=", record.accountId)
+          .execute();
+        await trx
+          .insertInto("usage_records")
+          .values(toRow({ ...record, heldMicros: held }))
+          .execute();
+        return { alreadySettled: false };
+      });
+    },
+
+    async releaseHold(record, reason) {
+      await db.transaction().execute(async (trx) => {
+        const { held, closed } = await entriesFor(trx, record.requestId);
+        if (closed) return;
+        await trx
+          .insertInto("ledger_entries")
+          .values(ledgerRow(record, "release", 0, -held, reason))
+          .execute();
+        await trx
+          .updateTable("accounts")
+          .set({ held_micros: sql`held_micros - ${held}` })
+          .where("id", "=", record.accountId)
+          .execute();
+        await trx
+          .insertInto("usage_records")
+          .values(toRow({ ...record, heldMicros: held, costMicros: 0 }))
+          .execute();
+      });
+    },
+
+    async releaseOpenHolds(createdBefore, reason) {
+      const open = await db
+        .selectFrom("ledger_entries as hold")
+        .selectAll("hold")
+        .where("hold.kind", "=", "hold")
+        .where("hold.created_at", "<", createdBefore)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("ledger_entries as closing")
+                .select("closing.id")
+                .whereRef("closing.request_id", "=", "hold.request_id")
+                .where("closing.kind", "in", ["charge", "release"]),
+            ),
+          ),
+        )
+        .execute();
+      for (const hold of open) {
+        await db.transaction().execute(async (trx) => {
+          const { closed } = await entriesFor(trx, hold.request_id ?? "");
+          if (closed) return;
+          await trx
+            .insertInto("ledger_entries")
+            .values({
+              ...hold,
+              id: newId("led"),
+              kind: "release",
+              hold_micros: -Number(hold.hold_micros),
+              reason,
+              created_at: Date.now(),
+              seq: undefined,
+            })
+            .execute();
+          await trx
+            .updateTable("accounts")
+            .set({ held_micros: sql`held_micros - ${Number(hold.hold_micros)}` })
+            .where("id", "=", hold.account_id)
+            .execute();
+        });
+      }
+      return open.length;
+    },
+
+    async listUsage(query) {
+      const rows = await filtered(db, query)
+        .selectAll()
+        .orderBy("created_at", "desc")
+        .limit(query.limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    async groupUsage(query, by) {
+      const day =
+        dialect === "postgres"
+          ? sql<string>`to_char(to_timestamp(created_at / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`
+          : sql<string>`strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')`;
+      const group =
+        by === "day"
+          ? day
+          : by === "model"
+            ? sql<string>`model`
+            : sql<string>`coalesce(key_id, '')`;
+      const rows = await filtered(db, query)
+        .select((eb) => [
+          group.as("group"),
+          eb.fn.countAll<number>().as("requests"),
+          eb.fn.sum<number>("input_tokens").as("input_tokens"),
+          eb.fn.sum<number>("output_tokens").as("output_tokens"),
+          eb.fn.sum<number>("cost_micros").as("cost_micros"),
+        ])
+        .groupBy(group)
+        .orderBy(group)
+        .execute();
+      return rows.map((row) => ({
+        group: String(row.group),
+        requests: Number(row.requests),
+        inputTokens: Number(row.input_tokens),
+        outputTokens: Number(row.output_tokens),
+        costMicros: Number(row.cost_micros),
+      }));
+    },
+
+    async findUsage(requestId) {
+      const row = await db
+        .selectFrom("usage_records")
+        .selectAll()
+        .where("request_id", "=", requestId)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * `npm start` on a fresh checkout: the real CLI in a child process, an empty working directory,
+ * no vendor credentials and no configuration but PORT=0.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  type GatewayProcess,
+  KEY_LINE,
+  killLeftovers,
+  makeTempDir,
+  REPO_ROOT,
+  randomBase62,
+  removeTempDirs,
+  sseData,
+  startGatewayProcess,
+} from "./support/cli-process.ts";
+import { SPEC_MODEL_IDS } from "./support/spec-model-ids.ts";
+
+afterEach(killLeftovers);
+afterAll(removeTempDirs);
+
+function get(gateway: GatewayProcess, path: string, key: string): Promise<Response> {
+  return fetch(gateway.url + path, { headers: { authorization: `Bearer ${key}` } });
+}
+
+function post(gateway: GatewayProcess, path: string, key: string, body: unknown) {
+  return fetch(gateway.url + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+async function printedKey(gateway: GatewayProcess): Promise<string> {
+  // The curl line is the last line of the first-start banner.
+  await gateway.proc.waitForLine(/curl /, 5_000);
+  const keys = gateway.proc.lines.filter((line) => KEY_LINE.test(line));
+  expect(keys, gateway.proc.stdout()).toHaveLength(1);
+  return keys[0] as string;
+}
+
+describe("npm start on a fresh checkout", () => {
+  const dir = makeTempDir("switchyard-start-");
+  let firstKey = "";
+
+  it("is what `npm start` runs", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      scripts?: Record<string, string>;
+    };
+    expect(pkg.scripts?.start).toBe("node bin/switchyard.js start");
+  });
+
+  it("starts on a free port, prints a first admin key and serves with it", async () => {
+    const gateway = await startGatewayProcess(dir);
+    expect(gateway.bannerAfterMs).toBeLessThan(10_000);
+    expect(gateway.port).toBeGreaterThan(0);
+
+    const key = await printedKey(gateway);
+    firstKey = key;
+    const curl = gateway.proc.lines.filter((line) => line.includes("curl"));
+    expect(curl).toHaveLength(1);
+    expect(curl[0]).toContain(key);
+    expect(curl[0]).toContain(`${gateway.url}/v1/models`);
+
+    const models = await get(gateway, "/v1/models", key);
+    expect(models.status).toBe(200);
+    const list = (await models.json()) as { object: string; data: { id: string }[] };
+    expect(list.object).toBe("list");
+    const ids = list.data.map((model) => model.id);
+    for (const id of SPEC_MODEL_IDS) expect(ids).toContain(id);
+
+    const completion = await post(gateway, "/v1/chat/completions", key, {
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hello from a fresh checkout" }],
+    });
+    expect(completion.status).toBe(200);
+    const body = (await completion.json()) as {
+      object: string;
+      choices: { message: { content: string } }[];
+      usage: { prompt_tokens: number; completion_tokens: number };
+    };
+    expect(body.object).toBe("chat.completion");
+    expect(body.choices[0]?.message.content).toMatch(/^Sandbox reply to/);
+    expect(body.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(body.usage.completion_tokens).toBeGreaterThan(0);
+
+    const stream = await post(gateway, "/v1/chat/completions", key, {
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Stream from a fresh checkout" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const text = await stream.text();
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    const data = sseData(text);
+    expect(data.at(-1)).toBe("[DONE]");
+    const chunks = data.slice(0, -1).map(
+      (payload) =>
+        JSON.parse(payload) as {
+          choices: unknown[];
+          usage?: { prompt_tokens: number; completion_tokens: number } | null;
+        },
+    );
+    const usage = chunks.filter((chunk) => chunk.usage);
+    expect(usage).toHaveLength(1);
+    expect(usage[0]?.choices).toEqual([]);
+    expect(usage[0]?.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(usage[0]?.usage?.completion_tokens).toBeGreaterThan(0);
+
+    expect(existsSync(join(dir, "data", "switchyard.sqlite"))).toBe(true);
+
+    const signalledAt = performance.now();
+    const exit = await gateway.proc.stop("SIGTERM", 10_000);
+    expect(exit.at - signalledAt).toBeLessThan(10_000);
+    expect(exit).toMatchObject({ code: 0, signal: null });
+  });
+
+  it("prints no key on the next start and keeps the old key working", async () => {
+    expect(firstKey).toMatch(KEY_LINE);
+    const gateway = await startGatewayProcess(dir);
+    const models = await get(gateway, "/v1/models", firstKey);
+    expect(models.status).toBe(200);
+    const wrong = await get(gateway, "/v1/models", `sk-${randomBase62(48)}`);
+    expect(wrong.status).toBe(401);
+
+    const exit = await gateway.proc.stop("SIGTERM", 10_000);
+    expect(exit.code).toBe(0);
+    // The output is complete once the process is gone.
+    const output = gateway.proc.stdout();
+    expect(gateway.proc.lines.filter((line) => KEY_LINE.test(line))).toEqual([]);
+    expect(output).not.toMatch(/sk-[0-9A-Za-z]{40,}/);
+    expect(output).not.toContain("First start");
+    expect(output).not.toContain("curl");
+  });
+
+  it("uses SWITCHYARD_ADMIN_KEY as the first key when given", async () => {
+    const chosen = `sk-${randomBase62(48)}`;
+    const gateway = await startGatewayProcess(makeTempDir("switchyard-start-key-"), {
+      SWITCHYARD_ADMIN_KEY: chosen,
+    });
+    expect(await printedKey(gateway)).toBe(chosen);
+    const models = await get(gateway, "/v1/models", chosen);
+    expect(models.status).toBe(200);
+    const exit = await gateway.proc.stop("SIGTERM", 10_000);
+    expect(exit.code).toBe(0);
+  });
+});
