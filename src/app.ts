@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
+import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
 import { registerModelRoutes } from "./endpoints/models/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
@@ -22,6 +23,7 @@ export function buildApp(
     bodyLimitBytes: services.config.server.body_limit_bytes,
   });
   app.decorate("routeDocs", []);
+  app.decorate("quoteTargets", new Map());
 
   // System
   registerSystemRoutes(app, services, lifecycle);
@@ -32,6 +34,7 @@ export function buildApp(
 
   // Accounts and operators
   registerAccountRoutes(app, services);
+  registerBillingRoutes(app, services);
   registerAdminRoutes(app, services);
 
   return app;

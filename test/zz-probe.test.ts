@@ -62,15 +62,6 @@ it("probe", async () => {
       '{"constructor": {"prototype": {"x":1}}}',
     ),
   );
-  console.log(
-    "clmismatch",
-    await raw(
-      "/v1/account/login",
-      "POST",
-      { "content-type": "application/json", "content-length": "50" },
-      "{}",
-    ),
-  );
   console.log("options", await raw("/v1/models", "OPTIONS", {}));
   console.log("head", await raw("/v1/models", "HEAD", {}));
   console.log(

@@ -64,9 +64,19 @@ export interface ModelEndpoint<S extends TSchema> {
   run(body: Static<S>, context: OperationContext): Promise<OperationResult>;
 }
 
+/** What `/v1/billing/quote` needs of each model endpoint, by catalog endpoint kind. */
+export interface QuoteTarget {
+  path: string;
+  validate(body: unknown): unknown;
+  estimateCost?(body: unknown, model: CatalogModel): Promise<PricedUsage>;
+}
+
 declare module "fastify" {
   interface FastifyRequest {
     dialect?: ErrorDialect;
+  }
+  interface FastifyInstance {
+    quoteTargets: Map<EndpointKind, QuoteTarget>;
   }
 }
 
@@ -83,6 +93,14 @@ export function registerModelEndpoint<S extends TSchema>(
   endpoint: ModelEndpoint<S>,
 ): void {
   const validate = compileValidator(endpoint.body);
+  if (!app.hasDecorator("quoteTargets")) app.decorate("quoteTargets", new Map());
+  for (const kind of endpoint.kinds) {
+    app.quoteTargets.set(kind, {
+      path: endpoint.path,
+      validate,
+      estimateCost: endpoint.estimateCost as QuoteTarget["estimateCost"],
+    });
+  }
   registerRouteDoc(app, {
     method: endpoint.method,
     path: endpoint.path,

@@ -60,6 +60,18 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: "idle",
+    // Errors raised before routing (an undecodable URL) get the gateway shape too.
+    frameworkErrors: (_error, request, reply) => {
+      const rendered = renderError(
+        new GatewayError("invalid_request", { detail: "The request URL is not valid." }),
+        "gateway",
+        request.id,
+      );
+      void reply
+        .code(rendered.status)
+        .headers({ ...rendered.headers, "x-request-id": request.id })
+        .send(rendered.body);
+    },
   });
 
   app.removeContentTypeParser(["application/json", "text/plain"]);

@@ -34,6 +34,9 @@ export interface ChatPlan {
   reply: ChatReply;
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens reported as cache reads and cache writes (parts of `promptTokens`). */
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 /** The seed every deterministic choice for this request derives from. */

@@ -28,6 +28,10 @@ export interface FaultSpec {
   words?: number;
   /** Fail only the first n requests sharing a fault key, with `status` (default 503). */
   failTimes?: number;
+  /** Report this many prompt tokens as read from the prompt cache (capped at the prompt). */
+  cachedTokens?: number;
+  /** Report this many prompt tokens as written to the prompt cache (capped at the rest). */
+  cacheWriteTokens?: number;
 }
 
 export type FaultParseResult = { ok: true; fault: FaultSpec } | { ok: false; message: string };
@@ -46,6 +50,8 @@ const INTEGER_KEYS = {
   malformed: "malformedAfter",
   words: "words",
   "fail-times": "failTimes",
+  "cached-tokens": "cachedTokens",
+  "cache-write-tokens": "cacheWriteTokens",
 } as const;
 
 const FLAG_KEYS = { hang: "hang", "no-usage": "noUsage" } as const;

@@ -104,7 +104,11 @@ export async function handleChatCompletions(
     return sendOpenAIError(reply, status, openAIErrorForStatus(status), errorHeaders);
   }
 
-  const plan = planChatReply(chat, fault.words === undefined ? {} : { words: fault.words });
+  const plan = {
+    ...planChatReply(chat, fault.words === undefined ? {} : { words: fault.words }),
+    cachedTokens: fault.cachedTokens,
+    cacheWriteTokens: fault.cacheWriteTokens,
+  };
   const meta: ResponseMeta = {
     id: `chatcmpl-${randomToken(21)}`,
     created: Math.floor(Date.now() / 1000),

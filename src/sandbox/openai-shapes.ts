@@ -23,7 +23,11 @@ export interface OpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number; audio_tokens: number };
+  prompt_tokens_details: {
+    cached_tokens: number;
+    audio_tokens: number;
+    cache_write_tokens?: number;
+  };
   completion_tokens_details: {
     reasoning_tokens: number;
     audio_tokens: number;
@@ -33,11 +37,17 @@ export interface OpenAIUsage {
 }
 
 export function usageObject(plan: ChatPlan): OpenAIUsage {
+  const cached = Math.min(plan.cachedTokens ?? 0, plan.promptTokens);
+  const cacheWrite = Math.min(plan.cacheWriteTokens ?? 0, plan.promptTokens - cached);
   return {
     prompt_tokens: plan.promptTokens,
     completion_tokens: plan.completionTokens,
     total_tokens: plan.promptTokens + plan.completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: {
+      cached_tokens: cached,
+      audio_tokens: 0,
+      ...(cacheWrite > 0 ? { cache_write_tokens: cacheWrite } : {}),
+    },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,

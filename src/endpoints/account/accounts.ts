@@ -32,11 +32,19 @@ export async function createAccount(
   },
 ): Promise<Account> {
   if (await store.findAccountByEmail(input.email)) throw new GatewayError("account_exists");
-  const account = await store.createAccount({
-    email: input.email,
-    passwordHash: input.password ? await hashPassword(input.password) : null,
-    role: input.role ?? "user",
-  });
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  let account: Account;
+  try {
+    account = await store.createAccount({
+      email: input.email,
+      passwordHash,
+      role: input.role ?? "user",
+    });
+  } catch (error) {
+    // Two registrations of one email at once: the unique index lets only the first through.
+    if (await store.findAccountByEmail(input.email)) throw new GatewayError("account_exists");
+    throw error;
+  }
   if (input.balanceMicros) {
     const { balanceMicros } = await store.adjustBalance({
       accountId: account.id,

@@ -5,7 +5,13 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { generateApiKey, hashSecret, SESSION_PREFIX, verifyPassword } from "../../auth/index.ts";
+import {
+  generateApiKey,
+  hashPassword,
+  hashSecret,
+  SESSION_PREFIX,
+  verifyPassword,
+} from "../../auth/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
@@ -28,6 +34,7 @@ async function loadAccount(services: Services, accountId: string) {
 }
 
 export function registerAccountRoutes(app: FastifyInstance, services: Services): void {
+  let dummyHash: Promise<string> | undefined;
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/account/register",
@@ -59,9 +66,12 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     body: Credentials,
     async handler({ body }) {
       const account = await services.store.findAccountByEmail(body.email);
-      const valid = account?.passwordHash
-        ? await verifyPassword(body.password, account.passwordHash)
-        : false;
+      // Hash even when there is no such account, so timing does not reveal which emails exist.
+      dummyHash ??= hashPassword(randomBase62(16));
+      const valid = await verifyPassword(
+        body.password,
+        account?.passwordHash ?? (await dummyHash),
+      ).then((matches) => matches && Boolean(account?.passwordHash));
       if (!account || !valid) throw new GatewayError("invalid_credentials");
       const token = `${SESSION_PREFIX}${randomBase62(40)}`;
       const ttl = services.config.auth.session_ttl_seconds;

@@ -1,0 +1,168 @@
+/**
+ * @module endpoints/billing/routes
+ * Money as the caller sees it: the balance (with open holds), usage records with filters and
+ * grouping, and `POST /v1/billing/quote`, which prices any billable request without running it.
+ */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { isModelAllowed } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import { registerRoute } from "../../http/route.ts";
+import type { Services } from "../../http/services.ts";
+import type { UsageRecord } from "../../store/index.ts";
+
+function parseTime(value: string | undefined, param: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const millis = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
+  if (Number.isNaN(millis)) {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: `Invalid '${param}': expected ISO 8601 or Unix seconds.` },
+      { param },
+    );
+  }
+  return millis;
+}
+
+function describeUsage(record: UsageRecord) {
+  return {
+    request_id: record.requestId,
+    model: record.model,
+    endpoint: record.endpoint,
+    key_id: record.keyId,
+    status: record.status,
+    input_tokens: record.inputTokens,
+    cached_input_tokens: record.cachedInputTokens,
+    cache_write_tokens: record.cacheWriteTokens,
+    output_tokens: record.outputTokens,
+    reasoning_tokens: record.reasoningTokens,
+    images: record.images,
+    video_seconds: record.videoSeconds,
+    characters: record.characters,
+    cost_micros: record.costMicros,
+    breakdown: record.breakdown ?? {},
+    usage_source: record.usageSource,
+    upstream_request_id: record.upstreamRequestId,
+    latency_ms: record.latencyMs,
+    ttfb_ms: record.ttfbMs,
+    created_at: new Date(record.createdAt).toISOString(),
+  };
+}
+
+export function registerBillingRoutes(app: FastifyInstance, services: Services): void {
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/account/balance",
+    summary: "Balance, open holds and available balance in integer micro-USD.",
+    tags: ["billing"],
+    auth: "account",
+    async handler({ caller }) {
+      const account = await services.store.findAccountById(caller.accountId);
+      if (!account) throw new GatewayError("invalid_api_key");
+      return {
+        object: "balance",
+        balance_micros: account.balanceMicros,
+        held_micros: account.heldMicros,
+        available_micros: account.balanceMicros - account.heldMicros,
+        currency: "USD",
+      };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/account/usage",
+    summary: "Usage records of the account, newest first, or totals grouped by day, model or key.",
+    tags: ["billing"],
+    auth: "account",
+    query: Type.Object({
+      from: Type.Optional(
+        Type.String({ description: "ISO 8601 time or Unix seconds (inclusive)." }),
+      ),
+      to: Type.Optional(Type.String({ description: "ISO 8601 time or Unix seconds (exclusive)." })),
+      model: Type.Optional(Type.String()),
+      key: Type.Optional(Type.String({ description: "API key id." })),
+      group_by: Type.Optional(
+        Type.Union([Type.Literal("day"), Type.Literal("model"), Type.Literal("key")]),
+      ),
+      limit: Type.Optional(
+        Type.String({ pattern: "^[0-9]+$", description: "At most 1000; default 100." }),
+      ),
+    }),
+    async handler({ caller, query }) {
+      const filter = {
+        accountId: caller.accountId,
+        from: parseTime(query.from, "from"),
+        to: parseTime(query.to, "to"),
+        model: query.model,
+        keyId: query.key,
+        limit: Math.min(1000, Number(query.limit ?? 100) || 100),
+      };
+      if (query.group_by) {
+        const groups = await services.store.groupUsage(filter, query.group_by);
+        return {
+          object: "list",
+          group_by: query.group_by,
+          data: groups.map((group) => ({
+            [query.group_by as string]: group.group,
+            requests: group.requests,
+            input_tokens: group.inputTokens,
+            output_tokens: group.outputTokens,
+            cost_micros: group.costMicros,
+          })),
+        };
+      }
+      const records = await services.store.listUsage(filter);
+      return { object: "list", data: records.map(describeUsage) };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/billing/quote",
+    summary:
+      "The most a request would cost (its billing hold) with the price breakdown, without running it.",
+    tags: ["billing"],
+    auth: "key",
+    body: Type.Object(
+      { model: Type.String() },
+      { additionalProperties: true, description: "The body of any billable request." },
+    ),
+    async handler({ caller, body }) {
+      const model = services.catalog.get(body.model);
+      if (!model)
+        throw new GatewayError("model_not_found", { model: body.model }, { param: "model" });
+      if (!isModelAllowed(caller.key?.models ?? [], model.id)) {
+        throw new GatewayError("model_not_allowed", { model: model.id }, { param: "model" });
+      }
+      const target = app.quoteTargets.get(model.endpoint);
+      if (!target) {
+        throw new GatewayError(
+          "invalid_parameter",
+          { detail: `Models of kind '${model.endpoint}' cannot be quoted yet.` },
+          { param: "model" },
+        );
+      }
+      const validated = target.validate(body);
+      const estimate = (await target.estimateCost?.(validated, model)) ?? {
+        costMicros: 0,
+        lineItems: [],
+      };
+      return {
+        object: "billing.quote",
+        model: model.id,
+        endpoint: target.path,
+        currency: "USD",
+        max_cost_micros: estimate.costMicros,
+        line_items: estimate.lineItems.map((item) => ({
+          item: item.item,
+          units: item.units,
+          unit_price_micros: item.unitPriceMicros,
+          per_units: item.per,
+          cost_micros: item.costMicros,
+        })),
+        pricing: model.pricing,
+      };
+    },
+  });
+}
