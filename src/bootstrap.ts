@@ -17,7 +17,9 @@ export async function bootstrapAdmin(
   creditMicros = 0,
 ): Promise<string | undefined> {
   if ((await store.countAccounts()) > 0) return undefined;
-  if (chosenKey !== undefined && !API_KEY_PATTERN.test(chosenKey)) {
+  // An empty value (e.g. `SWITCHYARD_ADMIN_KEY=` in a compose file) means "not set".
+  const chosen = chosenKey?.trim() || undefined;
+  if (chosen !== undefined && !API_KEY_PATTERN.test(chosen)) {
     throw new Error(
       "SWITCHYARD_ADMIN_KEY must be 'sk-' followed by at least 40 letters or digits.",
     );
@@ -28,6 +30,6 @@ export async function bootstrapAdmin(
     balanceMicros: creditMicros,
     reason: "bootstrap credit",
   });
-  const { key } = await issueKey(store, account.id, { name: "bootstrap" }, chosenKey);
+  const { key } = await issueKey(store, account.id, { name: "bootstrap" }, chosen);
   return key;
 }

@@ -185,6 +185,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       grace.unref();
       await app.close();
       clearTimeout(grace);
+      await services.providers.close();
       await store.close();
       await sandbox?.close();
     })();

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
+  cleanEnv,
   type GatewayProcess,
   KEY_LINE,
   killLeftovers,
@@ -13,6 +14,7 @@ import {
   REPO_ROOT,
   randomBase62,
   removeTempDirs,
+  spawnCli,
   sseData,
   startGatewayProcess,
 } from "./support/cli-process.ts";
@@ -41,7 +43,7 @@ async function printedKey(gateway: GatewayProcess): Promise<string> {
   return keys[0] as string;
 }
 
-describe("npm start on a fresh checkout", () => {
+describe("npm start on a fresh checkout", { timeout: 60_000 }, () => {
   const dir = makeTempDir("switchyard-start-");
   let firstKey = "";
 
@@ -147,5 +149,25 @@ describe("npm start on a fresh checkout", () => {
     expect(models.status).toBe(200);
     const exit = await gateway.proc.stop("SIGTERM", 10_000);
     expect(exit.code).toBe(0);
+  });
+
+  it("treats an empty SWITCHYARD_ADMIN_KEY as unset", async () => {
+    const gateway = await startGatewayProcess(makeTempDir("switchyard-start-empty-key-"), {
+      SWITCHYARD_ADMIN_KEY: "",
+    });
+    const key = await printedKey(gateway);
+    expect((await get(gateway, "/v1/models", key)).status).toBe(200);
+    expect((await gateway.proc.stop("SIGTERM", 10_000)).code).toBe(0);
+  });
+
+  it("exits 1 at once, printing no key, when SWITCHYARD_ADMIN_KEY is malformed", async () => {
+    const proc = spawnCli(["start"], {
+      cwd: makeTempDir("switchyard-start-bad-key-"),
+      env: cleanEnv({ PORT: "0", SWITCHYARD_ADMIN_KEY: "sk-too-short" }),
+    });
+    const exit = await proc.waitForExit(15_000);
+    expect(exit.code).toBe(1);
+    expect(proc.stderr()).toContain("SWITCHYARD_ADMIN_KEY must be 'sk-'");
+    expect(proc.stdout()).not.toMatch(/sk-[0-9A-Za-z]{40,}/);
   });
 });

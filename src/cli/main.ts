@@ -4,8 +4,6 @@
  * Management commands work directly on the configured database.
  */
 import { parseArgs } from "node:util";
-import { ConfigError } from "../config/index.ts";
-import { runAccountsCommand, runKeysCommand, runLedgerCommand } from "./manage.ts";
 
 export const HELP = `Switchyard — a self-hostable AI gateway
 
@@ -30,10 +28,11 @@ Configuration: see README.md and docs/configuration.md.`;
 async function runStart(): Promise<number> {
   const { startGateway } = await import("../main.ts");
   const gateway = await startGateway();
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     const stop = (signal: string) => {
       gateway.services.logger.info({ signal }, "draining in-flight requests");
-      void gateway.close().then(resolve);
+      // A failed close surfaces as exit code 1 through runCli, not as an unhandled rejection.
+      gateway.close().then(resolve, reject);
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
@@ -46,11 +45,14 @@ async function runSandbox(args: string[]): Promise<number> {
     args,
     options: { port: { type: "string" }, host: { type: "string" } },
   });
+  const port = values.port === undefined ? 8090 : Number(values.port);
+  if (!/^\d+$/.test(values.port ?? "8090") || port > 65535) {
+    throw Object.assign(new Error(`--port must be an integer 0-65535, got '${values.port}'`), {
+      code: "ERR_PARSE_ARGS_USAGE",
+    });
+  }
   const { startSandbox } = await import("../sandbox/server.ts");
-  const sandbox = await startSandbox({
-    port: values.port ? Number(values.port) : 8090,
-    host: values.host ?? "127.0.0.1",
-  });
+  const sandbox = await startSandbox({ port, host: values.host ?? "127.0.0.1" });
   process.stdout.write(`Switchyard sandbox listening on ${sandbox.url}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
@@ -77,22 +79,24 @@ export async function runCli(
         return await runStart();
       case "sandbox":
         return await runSandbox(rest);
+      // Commands load their modules on demand, so `--help` and typos answer at once.
       case "accounts":
-        return await runAccountsCommand(rest, out);
+        return await (await import("./manage.ts")).runAccountsCommand(rest, out);
       case "keys":
-        return await runKeysCommand(rest, out);
+        return await (await import("./manage.ts")).runKeysCommand(rest, out);
       case "ledger":
-        return await runLedgerCommand(rest, out);
+        return await (await import("./manage.ts")).runLedgerCommand(rest, out);
       default:
         console.error(`Unknown command '${command}'.\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
     if (
-      error instanceof ConfigError ||
-      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
+      error instanceof Error &&
+      (error.name === "ConfigError" ||
+        (error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS"))
     ) {
-      console.error((error as Error).message);
+      console.error(error.message);
       return 2;
     }
     console.error(error instanceof Error ? error.message : error);

@@ -3,9 +3,11 @@
  * Account, key and ledger management commands, run against the configured database.
  */
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config/index.ts";
+import { Catalog, loadCatalogData } from "../catalog/index.ts";
+import { type Config, loadConfig } from "../config/index.ts";
 import { createAccount, describeAccount } from "../endpoints/account/accounts.ts";
-import { describeKey, issueKey } from "../endpoints/account/issue-key.ts";
+import { describeKey, issueKey, resolveKeyModels } from "../endpoints/account/issue-key.ts";
+import { GatewayError } from "../errors/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 
 type Out = (line: string) => void;
@@ -27,10 +29,67 @@ function usage(message: string): Error {
   return Object.assign(new Error(message), { code: "ERR_PARSE_ARGS_USAGE" });
 }
 
+/**
+ * `parseArgs` takes `--amount-micros -1000000` for an option without a value; join a negative
+ * number onto the option before it (`--amount-micros=-1000000`) so debits work as documented.
+ */
+function joinNegativeNumbers(args: string[], options: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    if (options.includes(arg) && next !== undefined && /^-\d+$/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+/** An integer option (`undefined` when absent); anything but an integer >= min is a usage error. */
+function integerOption(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+  min: number,
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw usage(`--${name} must be an integer >= ${min}, got '${String(raw)}'`);
+  }
+  return value;
+}
+
+/** Checks a key's model allowlist against the catalog, as the HTTP API does. */
+function resolveModels(config: Config, list: string | undefined): string[] {
+  if (!list) return [];
+  const catalog = new Catalog(
+    loadCatalogData({
+      extraFiles: config.catalog.files,
+      extraVendors: config.catalog.vendors,
+      extraModels: config.catalog.models,
+    }),
+    { env: process.env, sandboxMode: config.sandbox.mode },
+  );
+  const ids = list
+    .split(",")
+    .map((model) => model.trim())
+    .filter((model) => model !== "");
+  try {
+    return resolveKeyModels(catalog, ids) ?? [];
+  } catch (error) {
+    if (error instanceof GatewayError) throw usage(`--models: ${error.message}`);
+    throw error;
+  }
+}
+
 export async function runAccountsCommand(args: string[], out: Out): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
-    args: rest,
+    args: joinNegativeNumbers(rest, ["--amount-micros"]),
     allowPositionals: true,
     options: {
       email: { type: "string" },
@@ -52,7 +111,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
           email: values.email,
           password: values.password,
           role: values.admin ? "admin" : "user",
-          balanceMicros: values["balance-micros"] ? Number(values["balance-micros"]) : undefined,
+          balanceMicros: integerOption(values, "balance-micros", 0),
           reason: "opening balance (cli)",
         });
         json(out, describeAccount(account));
@@ -96,6 +155,7 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
       "expires-at": { type: "string" },
     },
   });
+  const config = loadConfig();
   return withStore(async (store) => {
     switch (action) {
       case "list":
@@ -105,12 +165,16 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
       case "create": {
         if (!values.account || !(await store.findAccountById(values.account)))
           throw usage("keys create needs --account <existing id>");
+        const expiresAt = values["expires-at"];
+        if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
+          throw usage(`--expires-at must be an ISO 8601 time, got '${expiresAt}'`);
+        }
         const { key, record } = await issueKey(store, values.account, {
           name: values.name,
-          models: values.models ? values.models.split(",").map((model) => model.trim()) : [],
-          rpm: values.rpm ? Number(values.rpm) : null,
-          concurrency: values.concurrency ? Number(values.concurrency) : null,
-          expires_at: values["expires-at"] ?? null,
+          models: resolveModels(config, values.models),
+          rpm: integerOption(values, "rpm", 1) ?? null,
+          concurrency: integerOption(values, "concurrency", 1) ?? null,
+          expires_at: expiresAt ?? null,
         });
         json(out, { ...describeKey(record), key });
         return 0;

@@ -16,49 +16,79 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 type Plain = Record<string, unknown>;
 
-function section(root: Plain, key: string): Plain {
+/**
+ * The mapping at `root[key]`, created when absent. A value that is not a mapping (`server: 8080`)
+ * is left alone for the validator to report, rather than silently replaced.
+ */
+function section(root: Plain, key: string): Plain | undefined {
   const value = root[key];
-  if (value && typeof value === "object" && !Array.isArray(value)) return value as Plain;
-  const created: Plain = {};
-  root[key] = created;
-  return created;
+  if (value === undefined || value === null) {
+    const created: Plain = {};
+    root[key] = created;
+    return created;
+  }
+  return typeof value === "object" && !Array.isArray(value) ? (value as Plain) : undefined;
 }
 
-function envInteger(env: Env, name: string): number | string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
+function envInteger(raw: string): number | string {
   return /^-?\d+$/.test(raw) ? Number(raw) : raw;
 }
 
-/** Environment variables that override the file. */
-function applyEnv(raw: Plain, env: Env): void {
-  const server = section(raw, "server");
-  if (env.HOST) server.host = env.HOST;
-  const port = envInteger(env, "PORT");
-  if (port !== undefined) server.port = port;
-  if (env.PUBLIC_URL) server.public_url = env.PUBLIC_URL;
-  if (env.DATABASE_URL) raw.database_url = env.DATABASE_URL;
-  if (env.LOG_LEVEL) raw.log_level = env.LOG_LEVEL;
-  if (env.SWITCHYARD_SANDBOX_URL) section(raw, "sandbox").url = env.SWITCHYARD_SANDBOX_URL;
-  if (env.SWITCHYARD_SANDBOX) section(raw, "sandbox").mode = env.SWITCHYARD_SANDBOX;
-  if (env.SWITCHYARD_REGISTRATION)
-    section(raw, "registration").enabled = env.SWITCHYARD_REGISTRATION !== "false";
+/** `true`/`false` and the usual spellings; anything else is kept so validation names it. */
+function envBoolean(raw: string): boolean | string {
+  const value = raw.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  return raw;
+}
+
+/** Environment variable → [section (or "" for the root), key, parser]. */
+const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unknown]> = {
+  HOST: ["server", "host", String],
+  PORT: ["server", "port", envInteger],
+  PUBLIC_URL: ["server", "public_url", String],
+  DATABASE_URL: ["", "database_url", String],
+  LOG_LEVEL: ["", "log_level", String],
+  SWITCHYARD_SANDBOX_URL: ["sandbox", "url", String],
+  SWITCHYARD_SANDBOX: ["sandbox", "mode", String],
+  SWITCHYARD_REGISTRATION: ["registration", "enabled", envBoolean],
+};
+
+/** Environment variables that override the file; returns which setting came from which. */
+function applyEnv(raw: Plain, env: Env): Map<string, string> {
+  const sources = new Map<string, string>();
+  for (const [name, [sectionName, key, parse]] of Object.entries(ENV_OVERRIDES)) {
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    const target = sectionName === "" ? raw : section(raw, sectionName);
+    if (!target) continue;
+    target[key] = parse(value);
+    sources.set(sectionName === "" ? key : `${sectionName}.${key}`, name);
+  }
+  return sources;
 }
 
 export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain } = {}): Config {
   const env = options.env ?? process.env;
   const path = env.SWITCHYARD_CONFIG ?? `${options.cwd ?? process.cwd()}/switchyard.yaml`;
   let raw: Plain = {};
-  if (existsSync(path)) {
+  const fromFile = existsSync(path);
+  if (fromFile) {
+    let parsed: unknown;
     try {
-      raw = (parseYaml(readFileSync(path, "utf8")) as Plain | null) ?? {};
+      parsed = parseYaml(readFileSync(path, "utf8"));
     } catch (error) {
       throw new ConfigError(`${path} is not valid YAML: ${(error as Error).message}`);
+    }
+    if (parsed !== null && parsed !== undefined) {
+      if (typeof parsed !== "object" || Array.isArray(parsed))
+        throw new ConfigError(`${path} must be a mapping of settings (e.g. \`server:\`).`);
+      raw = parsed as Plain;
     }
   } else if (env.SWITCHYARD_CONFIG) {
     throw new ConfigError(`SWITCHYARD_CONFIG names ${path}, which does not exist.`);
   }
-  applyEnv(raw, env);
+  const envSources = applyEnv(raw, env);
   if (options.overrides)
     raw = Value.Default(ConfigSchema, { ...raw, ...options.overrides }) as Plain;
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(raw));
@@ -67,11 +97,11 @@ export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain
     const lines = errors.slice(0, 5).map((error) => {
       const key = error.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
       const got = error.value === undefined ? "" : ` (got ${JSON.stringify(error.value)})`;
-      return `  ${key}: ${error.message}${got}`;
+      const source = envSources.get(key);
+      return `  ${key}: ${error.message}${got}${source ? ` from environment variable ${source}` : ""}`;
     });
-    throw new ConfigError(
-      `Invalid configuration in ${existsSync(path) ? path : "environment"}:\n${lines.join("\n")}`,
-    );
+    const origin = fromFile ? `${path} and the environment` : "the environment";
+    throw new ConfigError(`Invalid configuration in ${origin}:\n${lines.join("\n")}`);
   }
   return withDefaults as Config;
 }

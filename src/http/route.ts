@@ -2,6 +2,7 @@
  * @module http/route
  * Declaration for the non-model routes (account, admin, catalog, health): auth mode, schemas,
  * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
+ * Authentication runs before the body is read; query strings are converted before validation.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -87,12 +88,19 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
     successStatus: definition.successStatus,
     security: definition.auth !== "none",
   });
+  // Authentication runs before the body is read, so an anonymous client gets its 401 (or 403)
+  // without the gateway buffering and parsing a body it would refuse anyway.
+  const callers = new WeakMap<FastifyRequest, Caller>();
   app.route({
     method: definition.method,
     url: definition.path,
     config: { dialect: definition.dialect ?? "gateway" },
+    onRequest: async (request) => {
+      callers.set(request, await authenticate(services, request, definition.auth));
+    },
     handler: async (request, reply) => {
-      const caller = await authenticate(services, request, definition.auth);
+      const caller =
+        callers.get(request) ?? (await authenticate(services, request, definition.auth));
       type Context = Parameters<typeof definition.handler>[0];
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.

@@ -1,13 +1,14 @@
 /**
  * @module http/server
  * The Fastify instance with the gateway's plumbing: request ids, the JSON body parser, one error
- * handler that renders every failure in the route's dialect, and the 404 handler. Endpoints are
- * registered on it by `src/app.ts`.
+ * handler that renders every failure in the route's dialect, and the 404/405 handler (a known
+ * path with another method answers 405 with `Allow`). Endpoints are registered by `src/app.ts`.
  */
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from "fastify";
@@ -61,7 +62,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: "idle",
     // Errors raised before routing (an undecodable URL) get the gateway shape too.
-    frameworkErrors: (_error, request, reply) => {
+    frameworkErrors: (_error, request, reply: FastifyReply) => {
       const rendered = renderError(
         new GatewayError("invalid_request", { detail: "The request URL is not valid." }),
         "gateway",

@@ -3,7 +3,6 @@
  * The only place that writes Server-Sent Events text. Respects backpressure, sends a comment
  * heartbeat while the source is silent, and stops when the client goes away.
  */
-import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 
 export interface SseFrame {
@@ -29,12 +28,27 @@ export async function writeSse(
   try {
     for await (const frame of frames) {
       if (options.signal.aborted || response.destroyed) break;
-      if (!response.write(formatSseFrame(frame))) {
-        await Promise.race([once(response, "drain"), once(response, "close")]);
-      }
+      if (!response.write(formatSseFrame(frame))) await drained(response, options.signal);
       heartbeat.refresh();
     }
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/** Waits until the response can take more data, or is gone (closed, or the request aborted). */
+function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    response.once("drain", done);
+    response.once("close", done);
+    signal.addEventListener("abort", done, { once: true });
+    // 'close' may have fired before we started listening.
+    if (response.destroyed || signal.aborted) done();
+  });
 }

@@ -11,11 +11,14 @@ import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible
 export interface ProviderRegistry {
   /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
   chatModel(route: ResolvedRoute): ChatModel | undefined;
+  /** Closes the upstream connection pool. */
+  close(): Promise<void>;
 }
 
 export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   const chatModels = new Map<string, ChatModel>();
   return {
+    close: () => http.close(),
     chatModel(route) {
       const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey}`;
       let model = chatModels.get(cacheKey);

@@ -68,6 +68,8 @@ export interface CliProcess {
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<{ line: string; at: number }>;
   /** Sends `signal` and waits for the exit; SIGKILLs and rejects when it takes too long. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+  /** Waits for the exit without signalling; SIGKILLs and rejects when it takes too long. */
+  waitForExit(timeoutMs: number): Promise<Exit>;
 }
 
 const live = new Set<CliProcess>();
@@ -171,13 +173,16 @@ export function spawnCli(
         check();
       });
     },
-    async stop(signal = "SIGTERM", timeoutMs = 10_000) {
+    stop(signal = "SIGTERM", timeoutMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return proc.waitForExit(timeoutMs);
+    },
+    async waitForExit(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           child.kill("SIGKILL");
-          reject(new Error(`still running ${timeoutMs} ms after ${signal}${outputOf(proc)}`));
+          reject(new Error(`still running after ${timeoutMs} ms${outputOf(proc)}`));
         }, timeoutMs);
       });
       try {
@@ -258,7 +263,7 @@ export async function startGatewayProcess(
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
   const proc = spawnCli(["start"], { cwd, env: cleanEnv({ PORT: "0", ...env }) });
-  const banner = await proc.waitForLine(BANNER, 15_000);
+  const banner = await proc.waitForLine(BANNER, 20_000);
   await proc.waitForLine(/^ {2}\d+ models; database /, 5_000);
   const match = BANNER.exec(banner.line);
   return {

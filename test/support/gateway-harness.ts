@@ -26,7 +26,7 @@ export async function startTestGateway(
     overrides: {
       database_url: ":memory:",
       log_level: "silent",
-      server: { port: 0, host: "127.0.0.1" },
+      server: { port: 0, host: "127.0.0.1", shutdown_grace_seconds: 1 },
       ...options.config,
     },
   });

@@ -1,10 +1,12 @@
 /**
  * @module endpoints/account/issue-key
  * Creating an API key: the secret is generated, returned once, and only its hash is stored.
- * Shared by registration, the account endpoints, the admin endpoints and the CLI.
+ * Shared by registration, the account endpoints, the admin endpoints and the CLI. Allowlists are
+ * checked against the catalog, and a key creating a key cannot grant more than it holds.
  */
 import { Type } from "@sinclair/typebox";
 import { generateApiKey, hashSecret, visiblePrefix } from "../../auth/index.ts";
+import type { Catalog } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { ApiKeyRecord, Store } from "../../store/index.ts";
 
@@ -45,6 +47,75 @@ function parseExpiry(value: KeyInput["expires_at"]): number | null {
     );
   }
   return millis;
+}
+
+/** Checks an allowlist against the catalog and stores canonical ids (aliases resolved). */
+export function resolveKeyModels(catalog: Catalog, models: string[] | undefined) {
+  if (models === undefined) return undefined;
+  const ids = models.map((id, index) => {
+    const model = catalog.get(id);
+    if (!model) {
+      throw new GatewayError(
+        "invalid_parameter",
+        { detail: `Invalid 'models[${index}]': there is no model '${id}'.` },
+        { param: `models[${index}]` },
+      );
+    }
+    return model.id;
+  });
+  return [...new Set(ids)];
+}
+
+function tighter(
+  name: "rpm" | "tpm" | "concurrency",
+  wanted: number | null | undefined,
+  cap: number | null,
+) {
+  if (cap === null) return wanted;
+  if (wanted === undefined || wanted === null) return cap;
+  if (wanted > cap) {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: `Invalid '${name}': the calling key is limited to ${cap}.` },
+      { param: name },
+    );
+  }
+  return wanted;
+}
+
+/**
+ * A key that creates a key cannot hand out more than it has: the new key inherits the caller
+ * key's model allowlist, rate limits and expiry as upper bounds (session tokens have none).
+ */
+export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefined): KeyInput {
+  if (!caller) return input;
+  let models = input.models;
+  if (caller.models.length > 0) {
+    const outside = (models ?? []).find((id) => !caller.models.includes(id));
+    if (outside !== undefined)
+      throw new GatewayError("model_not_allowed", { model: outside }, { param: "models" });
+    if (!models || models.length === 0) models = caller.models;
+  }
+  let expiresAt = input.expires_at;
+  if (caller.expiresAt !== null) {
+    const wanted = parseExpiry(expiresAt);
+    if (wanted !== null && wanted > caller.expiresAt) {
+      throw new GatewayError(
+        "invalid_parameter",
+        { detail: "Invalid 'expires_at': the calling key expires earlier." },
+        { param: "expires_at" },
+      );
+    }
+    if (wanted === null) expiresAt = new Date(caller.expiresAt).toISOString();
+  }
+  return {
+    ...input,
+    models,
+    rpm: tighter("rpm", input.rpm, caller.rpm),
+    tpm: tighter("tpm", input.tpm, caller.tpm),
+    concurrency: tighter("concurrency", input.concurrency, caller.concurrency),
+    expires_at: expiresAt,
+  };
 }
 
 export function describeKey(record: ApiKeyRecord) {

@@ -17,7 +17,13 @@ import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EMAIL_PATTERN } from "./accounts.ts";
-import { describeKey, issueKey, KeyOptions } from "./issue-key.ts";
+import {
+  describeKey,
+  issueKey,
+  KeyOptions,
+  limitToCallerKey,
+  resolveKeyModels,
+} from "./issue-key.ts";
 
 const Credentials = Type.Object(
   {
@@ -122,10 +128,12 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     body: KeyOptions,
     successStatus: 201,
     async handler({ caller, body }) {
+      const models = resolveKeyModels(services.catalog, body.models);
+      const input = limitToCallerKey({ ...body, models }, caller.key);
       const { key, record } = await issueKey(
         services.store,
         caller.accountId,
-        body,
+        input,
         generateApiKey(),
       );
       return { ...describeKey(record), key };

@@ -9,7 +9,10 @@ import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { createAccount, describeAccount, EMAIL_PATTERN } from "../account/accounts.ts";
-import { describeKey, issueKey, KeyOptions } from "../account/issue-key.ts";
+import { describeKey, issueKey, KeyOptions, resolveKeyModels } from "../account/issue-key.ts";
+
+/** Amounts stay exact JavaScript integers (about 9 billion USD). */
+const MAX_MICROS = Number.MAX_SAFE_INTEGER;
 
 async function requireAccount(services: Services, id: string | undefined) {
   const account = id ? await services.store.findAccountById(id) : undefined;
@@ -50,7 +53,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         email: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }),
         password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
         role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("admin")])),
-        balance_micros: Type.Optional(Type.Integer({ minimum: 0 })),
+        balance_micros: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_MICROS })),
       },
       { additionalProperties: false },
     ),
@@ -89,7 +92,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     successStatus: 201,
     async handler({ params, body }) {
       const account = await requireAccount(services, params.id);
-      const { key, record } = await issueKey(services.store, account.id, body);
+      const models = resolveKeyModels(services.catalog, body.models);
+      const { key, record } = await issueKey(services.store, account.id, { ...body, models });
       return { ...describeKey(record), key };
     },
   });
@@ -102,7 +106,11 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: Type.Object(
       {
-        amount_micros: Type.Integer({ description: "Integer micro-USD; negative for a debit." }),
+        amount_micros: Type.Integer({
+          minimum: -MAX_MICROS,
+          maximum: MAX_MICROS,
+          description: "Integer micro-USD; negative for a debit.",
+        }),
         reason: Type.String({ minLength: 1, maxLength: 500 }),
       },
       { additionalProperties: false },

@@ -1,0 +1,242 @@
+/**
+ * The `switchyard` management commands, run as real processes against a SQLite file.
+ */
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  cleanEnv,
+  killLeftovers,
+  makeTempDir,
+  parseJsonOutput,
+  REPO_ROOT,
+  removeTempDirs,
+  runCli,
+  startGatewayProcess,
+} from "./support/cli-process.ts";
+
+afterEach(killLeftovers);
+afterAll(removeTempDirs);
+
+interface AccountJson {
+  id: string;
+  object: string;
+  email: string;
+  role: string;
+  balance_micros: number;
+}
+
+interface KeyJson {
+  id: string;
+  object: string;
+  name: string;
+  prefix: string;
+  account_id: string;
+  models: string[];
+  revoked: boolean;
+  revoked_at: string | null;
+  key?: string;
+}
+
+const COMMANDS = ["start", "sandbox", "accounts", "keys", "ledger"];
+
+describe("switchyard --help and unknown commands", { timeout: 60_000 }, () => {
+  const cwd = makeTempDir("switchyard-cli-help-");
+
+  it("prints the usage with every command and exits 0", async () => {
+    for (const result of await Promise.all(
+      ["--help", "-h"].map((flag) => runCli([flag], { cwd })),
+    )) {
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: switchyard <command>/m);
+      for (const command of COMMANDS)
+        expect(result.stdout).toMatch(new RegExp(`^ +${command} `, "m"));
+    }
+  });
+
+  it("exits 2 with the usage on stderr for an unknown command", async () => {
+    const result = await runCli(["frobnicate"], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("Unknown command 'frobnicate'");
+    expect(result.stderr).toMatch(/^Usage: switchyard <command>/m);
+  });
+
+  it("runs from the checkout with npx", async () => {
+    // yes=false and offline: npx must use this checkout's own bin, never fetch a package.
+    const result = await runCli(["switchyard", "--help"], {
+      cwd: REPO_ROOT,
+      command: ["npx"],
+      env: cleanEnv({ npm_config_yes: "false", npm_config_offline: "true" }),
+      timeoutMs: 60_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: switchyard <command>/m);
+  });
+});
+
+// Each command is a process of its own (about a second each): generous timeouts for busy hosts.
+describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 }, () => {
+  const cwd = makeTempDir("switchyard-cli-db-");
+  const env = cleanEnv({ DATABASE_URL: join(cwd, "state", "cli.sqlite") });
+  const cli = (...args: string[]) => runCli(args, { cwd, env });
+
+  let account: AccountJson;
+  let key: KeyJson & { key: string };
+
+  beforeAll(async () => {
+    const created = await cli(
+      "accounts",
+      "create",
+      "--email",
+      "a@b.co",
+      "--balance-micros",
+      "5000000",
+    );
+    expect(created.code, created.stderr).toBe(0);
+    account = parseJsonOutput<AccountJson>(created);
+  });
+
+  it("creates an account with its opening balance", () => {
+    expect(account).toMatchObject({
+      object: "account",
+      email: "a@b.co",
+      role: "user",
+      balance_micros: 5_000_000,
+    });
+    expect(account.id).toEqual(expect.any(String));
+    expect(account.id.length).toBeGreaterThan(0);
+  });
+
+  it("lists accounts", async () => {
+    const result = await cli("accounts", "list");
+    expect(result.code, result.stderr).toBe(0);
+    const accounts = parseJsonOutput<AccountJson[]>(result);
+    expect(accounts).toEqual([expect.objectContaining({ id: account.id, email: "a@b.co" })]);
+  });
+
+  it("creates a key and prints it once", async () => {
+    const result = await cli(
+      "keys",
+      "create",
+      "--account",
+      account.id,
+      "--name",
+      "ci",
+      "--models",
+      "gpt-4o-mini",
+    );
+    expect(result.code, result.stderr).toBe(0);
+    key = parseJsonOutput<KeyJson & { key: string }>(result);
+    expect(key.key).toMatch(/^sk-[0-9A-Za-z]{40,}$/);
+    expect(key).toMatchObject({
+      object: "api_key",
+      name: "ci",
+      account_id: account.id,
+      models: ["gpt-4o-mini"],
+      revoked: false,
+    });
+    // The prefix is the key's first characters and an ellipsis, e.g. `sk-4fQz…`.
+    const visible = key.prefix.replace(/…$/, "");
+    expect(visible.length).toBeGreaterThan(3);
+    expect(visible.length).toBeLessThan(12);
+    expect(key.key.startsWith(visible)).toBe(true);
+  });
+
+  it("lists keys by prefix, never the key", async () => {
+    const result = await cli("keys", "list", "--account", account.id);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain(key.key);
+    expect(result.stdout).not.toMatch(/sk-[0-9A-Za-z]{40,}/);
+    const keys = parseJsonOutput<KeyJson[]>(result);
+    expect(keys).toEqual([expect.objectContaining({ id: key.id, prefix: key.prefix })]);
+    expect(keys[0]).not.toHaveProperty("key");
+  });
+
+  it("revokes a key", async () => {
+    const result = await cli("keys", "revoke", key.id);
+    expect(result.code, result.stderr).toBe(0);
+    const revoked = parseJsonOutput<KeyJson>(result);
+    expect(revoked).toMatchObject({ id: key.id, revoked: true });
+    expect(Number.isNaN(Date.parse(revoked.revoked_at ?? ""))).toBe(false);
+    expect(result.stdout).not.toContain(key.key);
+
+    const list = parseJsonOutput<KeyJson[]>(await cli("keys", "list", "--account", account.id));
+    expect(list).toEqual([expect.objectContaining({ id: key.id, revoked: true })]);
+  });
+
+  it("debits with a negative credit", async () => {
+    const result = await cli(
+      "accounts",
+      "credit",
+      account.id,
+      "--amount-micros",
+      "-1000000",
+      "--reason",
+      "test",
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      parseJsonOutput<{ amount_micros: number; balance_micros: number }>(result),
+    ).toMatchObject({
+      amount_micros: -1_000_000,
+      balance_micros: 4_000_000,
+    });
+    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    expect(accounts.find((entry) => entry.id === account.id)?.balance_micros).toBe(4_000_000);
+  });
+
+  it("verifies the ledger", async () => {
+    const result = await cli("ledger", "verify");
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^ledger ok: 1 accounts/);
+  });
+
+  it("rejects bad usage with exit 2", async () => {
+    const cases = [
+      ["accounts", "create"],
+      ["accounts", "credit", account.id, "--amount-micros", "1000"],
+      ["keys", "create", "--account", "no-such-account"],
+      ["keys", "revoke", "no-such-key"],
+      ["accounts", "list", "--bogus"],
+      ["accounts", "create", "--email", "x@b.co", "--balance-micros", "abc"],
+      ["accounts", "create", "--email", "x@b.co", "--balance-micros", "1.5"],
+      ["accounts", "create", "--email", "x@b.co", "--balance-micros=-5"],
+      ["keys", "create", "--account", account.id, "--models", "no-such-model"],
+      ["keys", "create", "--account", account.id, "--rpm", "0"],
+      ["keys", "create", "--account", account.id, "--expires-at", "soon"],
+    ];
+    const results = await Promise.all(cases.map((args) => cli(...args)));
+    for (const [index, result] of results.entries()) {
+      const args = cases[index];
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: expect.stringMatching(/\S/),
+      });
+    }
+    // Nothing was half-done: no account for the rejected creates, no key for the rejected ones.
+    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]?.balance_micros).toBe(4_000_000);
+    const keys = parseJsonOutput<KeyJson[]>(await cli("keys", "list", "--account", account.id));
+    expect(keys).toHaveLength(1);
+  });
+
+  it("writes the database the gateway serves from", async () => {
+    const live = parseJsonOutput<KeyJson & { key: string }>(
+      await cli("keys", "create", "--account", account.id, "--models", "gpt-4o-mini"),
+    );
+    const gateway = await startGatewayProcess(cwd, { DATABASE_URL: env.DATABASE_URL as string });
+    // The database is not empty, so no bootstrap key is printed.
+    expect(gateway.proc.stdout()).not.toContain("First start");
+    const chat = (bearer: string) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+      });
+    expect((await chat(live.key)).status).toBe(200);
+    expect((await chat(key.key)).status).toBe(401);
+    expect((await gateway.proc.stop("SIGTERM", 10_000)).code).toBe(0);
+  });
+});
