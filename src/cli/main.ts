@@ -26,16 +26,23 @@ Options:
 Configuration: see README.md and docs/configuration.md.`;
 
 async function runStart(): Promise<number> {
+  // Listen for signals before starting, so a SIGTERM that arrives during start-up (or right
+  // after the banner) still shuts down cleanly instead of killing the process.
+  let signalled: string | undefined;
+  let onSignal: (signal: string) => void = (signal) => {
+    signalled = signal;
+  };
+  process.once("SIGTERM", () => onSignal("SIGTERM"));
+  process.once("SIGINT", () => onSignal("SIGINT"));
   const { startGateway } = await import("../main.ts");
   const gateway = await startGateway();
   await new Promise<void>((resolve, reject) => {
-    const stop = (signal: string) => {
+    onSignal = (signal: string) => {
       gateway.services.logger.info({ signal }, "draining in-flight requests");
       // A failed close surfaces as exit code 1 through runCli, not as an unhandled rejection.
       gateway.close().then(resolve, reject);
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    if (signalled) onSignal(signalled);
   });
   return 0;
 }
