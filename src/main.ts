@@ -139,33 +139,56 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     extraVendors: config.catalog.vendors,
     extraModels: config.catalog.models,
   });
-  const sandbox = await startSandboxIfNeeded(config, data, env);
-  const store = await openStore(config.database_url);
-  const services = await buildServices(config, {
-    env,
-    logger,
-    sandboxUrl: sandbox?.url,
-    data,
-    store,
-  });
-  const bootstrapKey = await bootstrapAdmin(
-    store,
-    env.SWITCHYARD_ADMIN_KEY,
-    config.billing.bootstrap_credit_micros,
-  );
-  warmTokenizer();
-  const staleHolds = await releaseStaleHolds(store, config, logger);
+  // Everything opened is closed again if a later step fails (a port in use, a bad admin key).
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  };
+  let started: Omit<RunningGateway, "close" | "bootstrapKey" | "url"> & { lifecycle: Lifecycle };
+  let url: string;
+  let bootstrapKey: string | undefined;
+  try {
+    const sandbox = await startSandboxIfNeeded(config, data, env);
+    if (sandbox) cleanups.push(sandbox.close);
+    const store = await openStore(config.database_url);
+    cleanups.push(() => store.close());
+    const services = await buildServices(config, {
+      env,
+      logger,
+      sandboxUrl: sandbox?.url,
+      data,
+      store,
+    });
+    cleanups.push(() => services.providers.close());
+    // Load the tokenizer before listening: building it blocks the event loop for about a second.
+    await warmTokenizer();
+    const staleHolds = await releaseStaleHolds(store, config, logger);
+    cleanups.push(async () => clearInterval(staleHolds));
 
-  const lifecycle: Lifecycle = { draining: false };
-  const app = buildApp(services, lifecycle);
-  await app.listen({ host: config.server.host, port: config.server.port });
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : config.server.port;
-  const url = config.server.public_url ?? `http://${config.server.host}:${port}`;
+    const lifecycle: Lifecycle = { draining: false };
+    const app = buildApp(services, lifecycle);
+    cleanups.push(() => app.close());
+    await app.listen({ host: config.server.host, port: config.server.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.server.port;
+    url = config.server.public_url ?? `http://${config.server.host}:${port}`;
+    // Only once the server listens, so a failed first start never hides the first key.
+    bootstrapKey = await bootstrapAdmin(
+      store,
+      env.SWITCHYARD_ADMIN_KEY,
+      config.billing.bootstrap_credit_micros,
+    );
+    started = { app, services, sandboxUrl: sandbox?.url, lifecycle };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+  const { app, services, lifecycle } = started;
+  const store = services.store as Store & { dialect: string };
 
   print(`Switchyard listening on ${url}`);
   print(
-    `  ${services.catalog.list().length} models; database ${store.dialect}; ${sandbox ? `sandbox ${sandbox.url}` : "no sandbox"}`,
+    `  ${services.catalog.list().length} models; database ${store.dialect}; ${started.sandboxUrl ? `sandbox ${started.sandboxUrl}` : "no sandbox"}`,
   );
   if (bootstrapKey) {
     print("First start: created the admin account admin@localhost. Its API key (shown once):");
@@ -176,20 +199,16 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      clearInterval(staleHolds);
       lifecycle.draining = true;
       const grace = setTimeout(
         () => app.server.closeAllConnections(),
         config.server.shutdown_grace_seconds * 1000,
       );
       grace.unref();
-      await app.close();
+      await cleanUp(); // closes the server first (draining), then the pool, database and sandbox
       clearTimeout(grace);
-      await services.providers.close();
-      await store.close();
-      await sandbox?.close();
     })();
     return closing;
   };
-  return { url, app, services, sandboxUrl: sandbox?.url, bootstrapKey, close };
+  return { url, app, services, sandboxUrl: started.sandboxUrl, bootstrapKey, close };
 }

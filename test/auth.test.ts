@@ -290,6 +290,34 @@ describe("authentication", () => {
       expect(refused.status).toBe(403);
     });
   });
+
+  it("a key with limits hands them down to the keys it creates", async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const parent = await createUser(gateway, { keyOptions: { rpm: 10, expires_at: expires } });
+    const greedy = await gateway.request("/v1/account/keys", {
+      key: parent.key,
+      json: { rpm: 1000 },
+    });
+    await expectGatewayError(greedy, {
+      status: 400,
+      type: "invalid_request_error",
+      code: "invalid_parameter",
+      param: "rpm",
+    });
+    const later = await gateway.request("/v1/account/keys", {
+      key: parent.key,
+      json: { expires_at: new Date(Date.now() + 7_200_000).toISOString() },
+    });
+    await expectGatewayError(later, {
+      status: 400,
+      type: "invalid_request_error",
+      code: "invalid_parameter",
+      param: "expires_at",
+    });
+    const child = await gateway.request("/v1/account/keys", { key: parent.key, json: {} });
+    expect(child.status).toBe(201);
+    expect(await child.json()).toMatchObject({ rpm: 10, expires_at: expires, models: [] });
+  });
 });
 
 describe("key storage", () => {

@@ -161,6 +161,15 @@ describe("loadConfig", () => {
     expect(error.message).toContain(missing);
   });
 
+  it("reads relative catalog files from the config file's directory", () => {
+    const dir = dirWithConfig("catalog:\n  files: [extra-models.yaml, /opt/abs.yaml]\n");
+    const config = loadConfig({
+      env: { SWITCHYARD_CONFIG: join(dir, "switchyard.yaml") },
+      cwd: emptyDir(),
+    });
+    expect(config.catalog.files).toEqual([join(dir, "extra-models.yaml"), "/opt/abs.yaml"]);
+  });
+
   it("reads catalog additions from the file", () => {
     const cwd = dirWithConfig(
       [

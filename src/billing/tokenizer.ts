@@ -23,9 +23,9 @@ function loadEncoder(): Promise<Tiktoken> {
   return encoder;
 }
 
-/** Starts loading the tokenizer without waiting for it. */
-export function warmTokenizer(): void {
-  void loadEncoder();
+/** Loads the tokenizer now (it takes about a second), so no request waits for it. */
+export async function warmTokenizer(): Promise<void> {
+  await loadEncoder();
 }
 
 /** Tokens of `text`: exact (o200k_base) up to the limit, the byte-length bound above it. */

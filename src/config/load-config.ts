@@ -2,9 +2,11 @@
  * @module config/load-config
  * Reads `switchyard.yaml` (or the file named by `SWITCHYARD_CONFIG`), overlays environment
  * variables, fills defaults and validates. A bad setting stops the boot with a message that
- * names the key.
+ * names the key (and the environment variable it came from). Relative `catalog.files` are read
+ * from the config file's directory.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseYaml } from "yaml";
 import { type Config, ConfigSchema } from "./schema.ts";
@@ -103,5 +105,8 @@ export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain
     const origin = fromFile ? `${path} and the environment` : "the environment";
     throw new ConfigError(`Invalid configuration in ${origin}:\n${lines.join("\n")}`);
   }
-  return withDefaults as Config;
+  const config = withDefaults as Config;
+  if (fromFile)
+    config.catalog.files = config.catalog.files.map((file) => resolve(dirname(path), file));
+  return config;
 }

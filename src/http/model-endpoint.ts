@@ -7,7 +7,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { readBearer } from "../auth/index.ts";
+import { type Caller, readBearer } from "../auth/index.ts";
 import type { PricedUsage, Reservation, SettleDetails, Settlement } from "../billing/index.ts";
 import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
@@ -110,10 +110,19 @@ export function registerModelEndpoint<S extends TSchema>(
     response: endpoint.response,
   });
 
+  // Authenticate before the body is read: an anonymous client gets its 401 without the
+  // gateway buffering (or parsing) a body for it.
+  const callers = new WeakMap<FastifyRequest, Caller & { key: ApiKeyRecord }>();
   app.route({
     method: endpoint.method,
     url: endpoint.path,
     config: { dialect: dialectFor(endpoint, undefined) },
+    onRequest: async (request) => {
+      callers.set(
+        request,
+        await services.authenticator.authenticateKey(readBearer(request.headers)),
+      );
+    },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const started = performance.now();
       const raw = request.body as { model?: unknown } | undefined;
@@ -121,7 +130,9 @@ export function registerModelEndpoint<S extends TSchema>(
       const catalogModel = modelId === undefined ? undefined : services.catalog.get(modelId);
       request.dialect = dialectFor(endpoint, catalogModel);
 
-      const caller = await services.authenticator.authenticateKey(readBearer(request.headers));
+      const caller =
+        callers.get(request) ??
+        (await services.authenticator.authenticateKey(readBearer(request.headers)));
       if (modelId === undefined) {
         if (raw !== undefined && raw !== null && typeof raw === "object" && "model" in raw) {
           throw new GatewayError(

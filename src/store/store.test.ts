@@ -62,15 +62,30 @@ function storeSuite(name: string, open: () => Promise<{ store: Store; cleanup():
     });
 
     async function account(balance: number) {
-      const created = await store.createAccount({ email: `${Math.random()}@example.com`, passwordHash: null, role: "user" });
-      if (balance) await store.adjustBalance({ accountId: created.id, amountMicros: balance, reason: "test" });
+      const created = await store.createAccount({
+        email: `${Math.random()}@example.com`,
+        passwordHash: null,
+        role: "user",
+      });
+      if (balance)
+        await store.adjustBalance({ accountId: created.id, amountMicros: balance, reason: "test" });
       return created.id;
     }
 
     it("creates accounts and keys, finds keys by hash and revokes them", async () => {
       const accountId = await account(0);
-      const key = await store.createKey({ accountId, name: "k", keyHash: "h1", prefix: "sk-abcd…", models: ["gpt-4o"] });
-      expect(await store.findKeyByHash("h1")).toMatchObject({ id: key.id, models: ["gpt-4o"], revokedAt: null });
+      const key = await store.createKey({
+        accountId,
+        name: "k",
+        keyHash: "h1",
+        prefix: "sk-abcd…",
+        models: ["gpt-4o"],
+      });
+      expect(await store.findKeyByHash("h1")).toMatchObject({
+        id: key.id,
+        models: ["gpt-4o"],
+        revokedAt: null,
+      });
       const revoked = await store.revokeKey(key.id, 1234);
       expect(revoked?.revokedAt).toBe(1234);
       expect(await store.listKeys(accountId)).toHaveLength(1);
@@ -80,19 +95,38 @@ function storeSuite(name: string, open: () => Promise<{ store: Store; cleanup():
       const accountId = await account(1_000);
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          store.placeHold({ requestId: `${accountId}-c${i}`, accountId, keyId: "k", model: "m", amountMicros: 100 }),
+          store.placeHold({
+            requestId: `${accountId}-c${i}`,
+            accountId,
+            keyId: "k",
+            model: "m",
+            amountMicros: 100,
+          }),
         ),
       );
       expect(results.filter((result) => result.placed)).toHaveLength(10);
-      expect(results.find((result) => !result.placed)).toEqual({ placed: false, availableMicros: 0 });
+      expect(results.find((result) => !result.placed)).toEqual({
+        placed: false,
+        availableMicros: 0,
+      });
       expect((await store.findAccountById(accountId))?.heldMicros).toBe(1_000);
     });
 
     it("settles once per request, releases the hold, and keeps the ledger equal to the balance", async () => {
       const accountId = await account(10_000);
-      await store.placeHold({ requestId: `${accountId}-r1`, accountId, keyId: "k", model: "m", amountMicros: 5_000 });
-      expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({ alreadySettled: false });
-      expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({ alreadySettled: true });
+      await store.placeHold({
+        requestId: `${accountId}-r1`,
+        accountId,
+        keyId: "k",
+        model: "m",
+        amountMicros: 5_000,
+      });
+      expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({
+        alreadySettled: false,
+      });
+      expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({
+        alreadySettled: true,
+      });
       await store.releaseHold(record(accountId, `${accountId}-r1`, 0), "late release");
       const after = await store.findAccountById(accountId);
       expect(after).toMatchObject({ balanceMicros: 10_000 - 1_234, heldMicros: 0 });
@@ -102,21 +136,55 @@ function storeSuite(name: string, open: () => Promise<{ store: Store; cleanup():
 
     it("releases a failed request's hold once and records it at zero cost", async () => {
       const accountId = await account(1_000);
-      await store.placeHold({ requestId: `${accountId}-f`, accountId, keyId: "k", model: "m", amountMicros: 700 });
-      await store.releaseHold({ ...record(accountId, `${accountId}-f`, 0), status: "failed" }, "upstream failed");
-      await store.releaseHold({ ...record(accountId, `${accountId}-f`, 0), status: "failed" }, "upstream failed");
-      expect(await store.findAccountById(accountId)).toMatchObject({ balanceMicros: 1_000, heldMicros: 0 });
-      expect(await store.findUsage(`${accountId}-f`)).toMatchObject({ status: "failed", costMicros: 0, heldMicros: 700 });
+      await store.placeHold({
+        requestId: `${accountId}-f`,
+        accountId,
+        keyId: "k",
+        model: "m",
+        amountMicros: 700,
+      });
+      await store.releaseHold(
+        { ...record(accountId, `${accountId}-f`, 0), status: "failed" },
+        "upstream failed",
+      );
+      await store.releaseHold(
+        { ...record(accountId, `${accountId}-f`, 0), status: "failed" },
+        "upstream failed",
+      );
+      expect(await store.findAccountById(accountId)).toMatchObject({
+        balanceMicros: 1_000,
+        heldMicros: 0,
+      });
+      expect(await store.findUsage(`${accountId}-f`)).toMatchObject({
+        status: "failed",
+        costMicros: 0,
+        heldMicros: 700,
+      });
     });
 
     it("releases open holds left by a crash, and only those", async () => {
       const accountId = await account(1_000);
-      await store.placeHold({ requestId: `${accountId}-open`, accountId, keyId: "k", model: "m", amountMicros: 300 });
-      await store.placeHold({ requestId: `${accountId}-done`, accountId, keyId: "k", model: "m", amountMicros: 300 });
+      await store.placeHold({
+        requestId: `${accountId}-open`,
+        accountId,
+        keyId: "k",
+        model: "m",
+        amountMicros: 300,
+      });
+      await store.placeHold({
+        requestId: `${accountId}-done`,
+        accountId,
+        keyId: "k",
+        model: "m",
+        amountMicros: 300,
+      });
       await store.settle(record(accountId, `${accountId}-done`, 100));
       const released = await store.releaseOpenHolds(Date.now() + 1, "stale");
       expect(released).toBeGreaterThanOrEqual(1);
-      expect(await store.findAccountById(accountId)).toMatchObject({ balanceMicros: 900, heldMicros: 0 });
+      expect(await store.findAccountById(accountId)).toMatchObject({
+        balanceMicros: 900,
+        heldMicros: 0,
+      });
       expect(await store.releaseOpenHolds(Date.now() + 1, "stale")).toBe(0);
       expect((await store.verify()).mismatches).toEqual([]);
     });
@@ -124,11 +192,19 @@ function storeSuite(name: string, open: () => Promise<{ store: Store; cleanup():
     it("groups usage by day and model", async () => {
       const accountId = await account(10_000);
       for (const id of ["g1", "g2"]) {
-        await store.placeHold({ requestId: `${accountId}-${id}`, accountId, keyId: "k", model: "m", amountMicros: 100 });
+        await store.placeHold({
+          requestId: `${accountId}-${id}`,
+          accountId,
+          keyId: "k",
+          model: "m",
+          amountMicros: 100,
+        });
         await store.settle(record(accountId, `${accountId}-${id}`, 50));
       }
       const byDay = await store.groupUsage({ accountId, limit: 100 }, "day");
-      expect(byDay).toEqual([{ group: "2026-11-22", requests: 2, inputTokens: 20, outputTokens: 40, costMicros: 100 }]);
+      expect(byDay).toEqual([
+        { group: "2026-11-22", requests: 2, inputTokens: 20, outputTokens: 40, costMicros: 100 },
+      ]);
       const byModel = await store.groupUsage({ accountId, limit: 100 }, "model");
       expect(byModel.map((group) => group.group)).toEqual(["gpt-4o-mini"]);
       expect(await store.listUsage({ accountId, limit: 1, model: "gpt-4o-mini" })).toHaveLength(1);
@@ -138,22 +214,25 @@ function storeSuite(name: string, open: () => Promise<{ store: Store; cleanup():
 
 storeSuite("SQLite", async () => ({ store: await openStore(":memory:"), cleanup: async () => {} }));
 
-describe.skipIf(!pgAvailable)("PostgreSQL (skipped when no server answers at 127.0.0.1:5432)", () => {
-  const schema = `switchyard_test_${process.pid}_${Date.now()}`;
-  storeSuite("PostgreSQL", async () => {
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
-    const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    return {
-      store: await openStore(url),
-      async cleanup() {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        await client.query(`drop schema ${schema} cascade`);
-        await client.end();
-      },
-    };
-  });
-});
+describe.skipIf(!pgAvailable)(
+  "PostgreSQL (skipped when no server answers at 127.0.0.1:5432)",
+  () => {
+    const schema = `switchyard_test_${process.pid}_${Date.now()}`;
+    storeSuite("PostgreSQL", async () => {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+      await admin.end();
+      const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      return {
+        store: await openStore(url),
+        async cleanup() {
+          const client = new pg.Client({ connectionString: PG_URL });
+          await client.connect();
+          await client.query(`drop schema ${schema} cascade`);
+          await client.end();
+        },
+      };
+    });
+  },
+);
