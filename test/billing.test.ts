@@ -255,6 +255,27 @@ describe("billing through the pipeline", () => {
     ]);
   });
 
+  it("counts usage itself when the upstream reports none, and marks it estimated", async () => {
+    const user = await createUser(gateway, { balanceMicros: 1_000_000 });
+    for (const stream of [false, true]) {
+      const response = await gateway.request("/v1/chat/completions", {
+        key: user.key,
+        json: chat("[[sandbox:no-usage;words=30]] count it yourself", { stream }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+      const record = await waitFor(
+        () => usageOf(user.key, response.headers.get("x-request-id") ?? ""),
+        (row) => row !== undefined,
+      );
+      expect(record).toMatchObject({ status: "succeeded", usage_source: "estimated" });
+      expect(record?.input_tokens).toBeGreaterThan(5);
+      // 30 sandbox words are at least 30 tokens by the tokenizer's count.
+      expect(record?.output_tokens).toBeGreaterThanOrEqual(30);
+      expect(record?.cost_micros).toBeGreaterThan(0);
+    }
+  });
+
   it("quotes the hold of a request with its line items, without running it", async () => {
     const before = await sandboxStats(gateway.sandboxUrl);
     const response = await gateway.request("/v1/billing/quote", {

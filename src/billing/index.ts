@@ -4,5 +4,4 @@
  */
 export * from "./billing-service.ts";
 export * from "./pricing.ts";
-export * from "./token-estimate.ts";
 export * from "./tokenizer.ts";

@@ -43,7 +43,7 @@ export type OperationResult =
        * Usage produced so far, read when the stream ends or is aborted; `undefined` when the
        * upstream failed, which is charged nothing.
        */
-      usage(): Usage | undefined;
+      usage(): Promise<Usage | undefined>;
       headers?: Record<string, string>;
     };
 
@@ -267,7 +267,7 @@ async function streamResult(
   } finally {
     // Charge what was produced, even when the client went away mid-stream; an upstream failure
     // is charged nothing.
-    const usage = result.usage();
+    const usage = await result.usage();
     await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
       (error: unknown) => request.log.error({ err: error }, "settlement failed"),
     );

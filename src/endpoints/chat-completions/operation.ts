@@ -3,7 +3,7 @@
  * The transport-free chat completion: picks a route, calls the adapter (with fallback before the
  * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks. MCP reuses it.
  */
-import { estimatePromptTokens, estimateTextTokens } from "../../billing/index.ts";
+import { countTokens } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
@@ -31,14 +31,15 @@ function promptTexts(messages: ChatMessage[]): string[] {
 }
 
 /** The gateway's own count, used when the upstream reports no usage. */
-export function estimateChatUsage(options: ChatCallOptions, outputText: string): TokenUsage {
+export async function estimateChatUsage(
+  options: ChatCallOptions,
+  outputText: string,
+): Promise<TokenUsage> {
+  const prompt = await countTokens(promptTexts(options.messages).join("\n"), { exact: true });
   return {
-    input: {
-      total: estimatePromptTokens(promptTexts(options.messages), options.messages.length),
-      cacheRead: 0,
-      cacheWrite: 0,
-    },
-    output: { total: estimateTextTokens(outputText), reasoning: 0 },
+    // Each message costs a few tokens of framing on top of its text.
+    input: { total: prompt + options.messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
+    output: { total: await countTokens(outputText, { exact: true }), reasoning: 0 },
     source: "estimated",
   };
 }
@@ -79,7 +80,7 @@ export async function runChatCompletion(
       },
       logAttempt,
     );
-    const usage = result.usage ?? estimateChatUsage(options!, result.text ?? "");
+    const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
     const { costMicros } = await context.settle({ tokens: usage });
     return {
       kind: "json",
@@ -167,7 +168,7 @@ export async function runChatCompletion(
       return;
     }
     yield { data: chunk({}, toOpenAIFinishReason(finishReason)) };
-    const usage = state.usage ?? estimateChatUsage(options!, state.output);
+    const usage = state.usage ?? (await estimateChatUsage(options!, state.output));
     state.usage = usage;
     const { costMicros } = await context.settle({ tokens: usage });
     if (includeUsage) {
@@ -188,9 +189,9 @@ export async function runChatCompletion(
   return {
     kind: "stream",
     frames: frames(),
-    usage: () =>
+    usage: async () =>
       state.failed
         ? undefined
-        : { tokens: state.usage ?? estimateChatUsage(options!, state.output) },
+        : { tokens: state.usage ?? (await estimateChatUsage(options!, state.output)) },
   };
 }

@@ -67,7 +67,8 @@ export class OpenAICompatibleChatModel implements ChatModel {
   async #post(options: ChatCallOptions, stream: boolean) {
     const response = await this.#config.http.post(`${this.#config.baseUrl}/chat/completions`, {
       headers: {
-        authorization: `Bearer ${this.#config.apiKey}`,
+        // A keyless self-hosted server gets no Authorization header at all.
+        ...(this.#config.apiKey ? { authorization: `Bearer ${this.#config.apiKey}` } : {}),
         "content-type": "application/json",
         ...(stream ? { accept: "text/event-stream" } : {}),
         ...options.forwardHeaders,
