@@ -5,6 +5,8 @@
  */
 import type { ResolvedRoute } from "../catalog/index.ts";
 import type { ChatModel } from "../spec/index.ts";
+import { AnthropicChatModel } from "./anthropic/anthropic-chat-model.ts";
+import { GeminiChatModel } from "./gemini/gemini-chat-model.ts";
 import type { HttpClient } from "./kit/http-client.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
 
@@ -26,6 +28,22 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
         switch (route.adapter) {
           case "openai-compatible":
             model = new OpenAICompatibleChatModel({
+              baseUrl: route.baseUrl,
+              apiKey: route.apiKey,
+              http,
+              provider: route.vendor,
+            });
+            break;
+          case "anthropic":
+            model = new AnthropicChatModel({
+              baseUrl: route.baseUrl,
+              apiKey: route.apiKey,
+              http,
+              provider: route.vendor,
+            });
+            break;
+          case "gemini":
+            model = new GeminiChatModel({
               baseUrl: route.baseUrl,
               apiKey: route.apiKey,
               http,

@@ -8,6 +8,8 @@ import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import { ADMIN_PREFIX, registerAdminRoutes } from "./admin-routes.ts";
+import { registerAnthropicRoutes } from "./anthropic-messages.ts";
+import { registerGeminiRoutes } from "./gemini-generate.ts";
 import { handleChatCompletions, isChatCompletionsPath } from "./openai-chat.ts";
 import { openAIError, openAIErrorForStatus } from "./openai-errors.ts";
 import { type LoggedRequest, SandboxState, type SandboxStats } from "./state.ts";
@@ -94,6 +96,8 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
   });
 
   registerAdminRoutes(app, state);
+  registerAnthropicRoutes(app, state);
+  registerGeminiRoutes(app, state);
   app.post("/*", (request, reply) =>
     isChatCompletionsPath(pathOf(request.url))
       ? handleChatCompletions(request, reply, state)
