@@ -16,6 +16,8 @@ export interface ResolvedRoute {
   weight: number;
   /** True when the route points at the sandbox rather than the real vendor. */
   sandbox: boolean;
+  /** Per-route timeouts; absent fields use the `upstream` configuration. */
+  timeouts?: { firstByteMs?: number; idleMs?: number };
 }
 
 export interface CatalogModel extends ModelEntry {
@@ -50,6 +52,9 @@ function resolveRoute(
     adapter,
     upstreamModel: route.upstream_model,
     weight: route.weight ?? 1,
+    ...(route.first_byte_timeout_ms || route.idle_timeout_ms
+      ? { timeouts: { firstByteMs: route.first_byte_timeout_ms, idleMs: route.idle_timeout_ms } }
+      : {}),
   };
   if (useSandbox) {
     if (!resolution.sandboxUrl || !vendor) return undefined;

@@ -113,6 +113,10 @@ export const RouteEntry = Type.Object(
     base_url: Type.Optional(Type.String()),
     credential_env: Type.Optional(Type.String()),
     weight: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Overrides `upstream.first_byte_timeout_ms` for this route. */
+    first_byte_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Overrides `upstream.idle_timeout_ms` for this route. */
+    idle_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 );

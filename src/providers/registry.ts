@@ -22,33 +22,24 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   return {
     close: () => http.close(),
     chatModel(route) {
-      const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey}`;
+      const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
       let model = chatModels.get(cacheKey);
       if (!model) {
+        const config = {
+          baseUrl: route.baseUrl,
+          apiKey: route.apiKey,
+          http: route.timeouts ? http.withTimeouts(route.timeouts) : http,
+          provider: route.vendor,
+        };
         switch (route.adapter) {
           case "openai-compatible":
-            model = new OpenAICompatibleChatModel({
-              baseUrl: route.baseUrl,
-              apiKey: route.apiKey,
-              http,
-              provider: route.vendor,
-            });
+            model = new OpenAICompatibleChatModel(config);
             break;
           case "anthropic":
-            model = new AnthropicChatModel({
-              baseUrl: route.baseUrl,
-              apiKey: route.apiKey,
-              http,
-              provider: route.vendor,
-            });
+            model = new AnthropicChatModel(config);
             break;
           case "gemini":
-            model = new GeminiChatModel({
-              baseUrl: route.baseUrl,
-              apiKey: route.apiKey,
-              http,
-              provider: route.vendor,
-            });
+            model = new GeminiChatModel(config);
             break;
           default:
             return undefined;

@@ -22,15 +22,18 @@ export interface UpstreamResponse {
   };
 }
 
+export interface RequestInit {
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+  /** Overrides the client's first-byte and idle timeouts for this call. */
+  timeouts?: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>;
+}
+
 export interface HttpClient {
-  post(
-    url: string,
-    init: { headers: Record<string, string>; body: string; signal?: AbortSignal },
-  ): Promise<UpstreamResponse>;
-  get(
-    url: string,
-    init: { headers: Record<string, string>; signal?: AbortSignal },
-  ): Promise<UpstreamResponse>;
+  post(url: string, init: RequestInit & { body: string }): Promise<UpstreamResponse>;
+  get(url: string, init: RequestInit): Promise<UpstreamResponse>;
+  /** A client whose calls use these timeouts unless a call says otherwise (per-route timeouts). */
+  withTimeouts(timeouts: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>): HttpClient;
   close(): Promise<void>;
 }
 
@@ -43,7 +46,8 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
 export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS): HttpClient {
   const dispatcher = new Agent({
     connect: { timeout: timeouts.connectMs },
-    headersTimeout: timeouts.firstByteMs,
+    // The first-byte timeout is our own precise timer (undici's has about 1 s resolution).
+    headersTimeout: 0,
     bodyTimeout: timeouts.idleMs,
     keepAliveTimeout: 30_000,
     connections: 256,
@@ -52,27 +56,46 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
   async function send(
     method: "GET" | "POST",
     url: string,
-    init: { headers: Record<string, string>; body?: string; signal?: AbortSignal },
+    init: RequestInit & { body?: string },
   ): Promise<UpstreamResponse> {
+    const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
+    const firstByte = new AbortController();
+    const timer = setTimeout(() => firstByte.abort(), firstByteMs);
     try {
       const response = await request(url, {
         method,
         headers: init.headers,
         body: init.body,
-        signal: init.signal,
+        signal: init.signal ? AbortSignal.any([init.signal, firstByte.signal]) : firstByte.signal,
+        bodyTimeout: init.timeouts?.idleMs ?? timeouts.idleMs,
         dispatcher,
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
+      if (firstByte.signal.aborted && !init.signal?.aborted) {
+        throw new UpstreamError({
+          kind: "timeout",
+          message: `No response from the upstream within ${firstByteMs} ms.`,
+          cause: error,
+        });
+      }
       throw toUpstreamError(error, init.signal);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  return {
-    post: (url, init) => send("POST", url, init),
-    get: (url, init) => send("GET", url, init),
-    close: () => dispatcher.close(),
-  };
+  function client(defaults: RequestInit["timeouts"]): HttpClient {
+    const merge = <T extends RequestInit>(init: T): T =>
+      defaults ? { ...init, timeouts: { ...defaults, ...init.timeouts } } : init;
+    return {
+      post: (url, init) => send("POST", url, merge(init)),
+      get: (url, init) => send("GET", url, merge(init)),
+      withTimeouts: (overrides) => client({ ...defaults, ...overrides }),
+      close: () => dispatcher.close(),
+    };
+  }
+  return client(undefined);
 }
 
 /** Maps a network-level failure (not an HTTP status) to an `UpstreamError`. */
