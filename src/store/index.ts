@@ -15,8 +15,8 @@ export type * from "./types.ts";
 export function sqlStore(handle: DatabaseHandle): Store {
   return {
     ...sqlAccountStore(handle.db),
-    ...sqlLedgerStore(handle.db),
-    ...sqlBillingStore(handle.db, handle.dialect),
+    ...sqlLedgerStore(handle.db, handle.transactions),
+    ...sqlBillingStore(handle.db, handle.dialect, handle.transactions),
     close: () => handle.close(),
   };
 }

@@ -7,9 +7,10 @@
  * - charge: `amount -cost`, `hold_micros -H`; release: `hold_micros -H`.
  * The unique (request_id, kind) index makes settlement idempotent.
  */
-import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
+import type { TransactionRunner } from "./transactions.ts";
 import type { BillingStore, UsageQuery, UsageRecord } from "./types.ts";
 
 function toRow(record: UsageRecord): UsageRecordsTable {
@@ -66,12 +67,12 @@ function fromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
   };
 }
 
-async function entriesFor(trx: Transaction<Database>, requestId: string) {
-  const rows = await trx
+function* entriesFor(db: Kysely<Database>, requestId: string) {
+  const rows = (yield db
     .selectFrom("ledger_entries")
     .select(["kind", "hold_micros"])
     .where("request_id", "=", requestId)
-    .execute();
+    .compile()) as Array<{ kind: string; hold_micros: number }>;
   return {
     held: rows
       .filter((row) => row.kind === "hold")
@@ -114,31 +115,30 @@ function filtered(db: Kysely<Database>, query: UsageQuery) {
 export function sqlBillingStore(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
+  transactions: TransactionRunner,
 ): BillingStore {
   return {
-    async placeHold({ requestId, accountId, keyId, model, amountMicros }) {
-      return db.transaction().execute(async (trx) => {
-        const updated = await trx
+    placeHold({ requestId, accountId, keyId, model, amountMicros }) {
+      return transactions.run(function* () {
+        const updated = yield db
           .updateTable("accounts")
           .set({ held_micros: sql`held_micros + ${amountMicros}` })
           .where("id", "=", accountId)
           .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
           .returning("id")
-          .executeTakeFirst();
-        if (!updated) {
-          const account = await trx
+          .compile();
+        if (updated.length === 0) {
+          const [account] = (yield db
             .selectFrom("accounts")
             .select(["balance_micros", "held_micros"])
             .where("id", "=", accountId)
-            .executeTakeFirst();
-          return {
-            placed: false as const,
-            availableMicros: account
-              ? Number(account.balance_micros) - Number(account.held_micros)
-              : 0,
-          };
+            .compile()) as Array<{ balance_micros: number; held_micros: number }>;
+          const availableMicros = account
+            ? Number(account.balance_micros) - Number(account.held_micros)
+            : 0;
+          return { placed: false as const, availableMicros };
         }
-        await trx
+        yield db
           .insertInto("ledger_entries")
           .values({
             id: newId("led"),
@@ -153,52 +153,52 @@ export function sqlBillingStore(
             reason: null,
             created_at: Date.now(),
           })
-          .execute();
+          .compile();
         return { placed: true as const };
       });
     },
 
-    async settle(record) {
-      return db.transaction().execute(async (trx) => {
-        const { held, closed } = await entriesFor(trx, record.requestId);
+    settle(record) {
+      return transactions.run(function* () {
+        const { held, closed } = yield* entriesFor(db, record.requestId);
         if (closed) return { alreadySettled: true };
-        await trx
+        yield db
           .insertInto("ledger_entries")
           .values(ledgerRow(record, "charge", -record.costMicros, -held, null))
-          .execute();
-        await trx
+          .compile();
+        yield db
           .updateTable("accounts")
           .set({
             balance_micros: sql`balance_micros - ${record.costMicros}`,
             held_micros: sql`held_micros - ${held}`,
           })
           .where("id", "=", record.accountId)
-          .execute();
-        await trx
+          .compile();
+        yield db
           .insertInto("usage_records")
           .values(toRow({ ...record, heldMicros: held }))
-          .execute();
+          .compile();
         return { alreadySettled: false };
       });
     },
 
-    async releaseHold(record, reason) {
-      await db.transaction().execute(async (trx) => {
-        const { held, closed } = await entriesFor(trx, record.requestId);
+    releaseHold(record, reason) {
+      return transactions.run(function* () {
+        const { held, closed } = yield* entriesFor(db, record.requestId);
         if (closed) return;
-        await trx
+        yield db
           .insertInto("ledger_entries")
           .values(ledgerRow(record, "release", 0, -held, reason))
-          .execute();
-        await trx
+          .compile();
+        yield db
           .updateTable("accounts")
           .set({ held_micros: sql`held_micros - ${held}` })
           .where("id", "=", record.accountId)
-          .execute();
-        await trx
+          .compile();
+        yield db
           .insertInto("usage_records")
           .values(toRow({ ...record, heldMicros: held, costMicros: 0 }))
-          .execute();
+          .compile();
       });
     },
 
@@ -219,30 +219,34 @@ export function sqlBillingStore(
           ),
         )
         .execute();
+      let released = 0;
       for (const hold of open) {
-        await db.transaction().execute(async (trx) => {
-          const { closed } = await entriesFor(trx, hold.request_id ?? "");
-          if (closed) return;
-          await trx
+        const done = await transactions.run(function* () {
+          const { closed } = yield* entriesFor(db, hold.request_id ?? "");
+          if (closed) return false;
+          const { seq: _seq, ...entry } = hold;
+          yield db
             .insertInto("ledger_entries")
             .values({
-              ...hold,
+              ...entry,
               id: newId("led"),
               kind: "release",
+              amount_micros: 0,
               hold_micros: -Number(hold.hold_micros),
               reason,
               created_at: Date.now(),
-              seq: undefined,
             })
-            .execute();
-          await trx
+            .compile();
+          yield db
             .updateTable("accounts")
             .set({ held_micros: sql`held_micros - ${Number(hold.hold_micros)}` })
             .where("id", "=", hold.account_id)
-            .execute();
+            .compile();
+          return true;
         });
+        if (done) released += 1;
       }
-      return open.length;
+      return released;
     },
 
     async listUsage(query) {

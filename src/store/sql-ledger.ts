@@ -6,6 +6,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import type { Database, LedgerEntriesTable } from "./schema.ts";
+import type { TransactionRunner } from "./transactions.ts";
 import type { LedgerEntry, LedgerStore } from "./types.ts";
 
 export function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry {
@@ -24,12 +25,12 @@ export function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry 
   };
 }
 
-export function sqlLedgerStore(db: Kysely<Database>): LedgerStore {
+export function sqlLedgerStore(db: Kysely<Database>, transactions: TransactionRunner): LedgerStore {
   return {
     async adjustBalance({ accountId, amountMicros, reason, requestId }) {
       if (!Number.isSafeInteger(amountMicros))
         throw new Error("amountMicros must be a safe integer");
-      return db.transaction().execute(async (trx) => {
+      return transactions.run(function* () {
         const row = {
           id: newId("led"),
           account_id: accountId,
@@ -43,19 +44,20 @@ export function sqlLedgerStore(db: Kysely<Database>): LedgerStore {
           reason,
           created_at: Date.now(),
         };
-        await trx.insertInto("ledger_entries").values(row).execute();
-        const updated = await trx
+        yield db.insertInto("ledger_entries").values(row).compile();
+        const [updated] = (yield db
           .updateTable("accounts")
           .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
           .where("id", "=", accountId)
           .returning("balance_micros")
-          .executeTakeFirstOrThrow();
-        const entry = await trx
+          .compile()) as Array<{ balance_micros: number }>;
+        if (!updated) throw new Error(`No account ${accountId}`);
+        const [entry] = (yield db
           .selectFrom("ledger_entries")
           .selectAll()
           .where("id", "=", row.id)
-          .executeTakeFirstOrThrow();
-        return { entry: toLedgerEntry(entry), balanceMicros: Number(updated.balance_micros) };
+          .compile()) as Array<Selectable<LedgerEntriesTable>>;
+        return { entry: toLedgerEntry(entry!), balanceMicros: Number(updated.balance_micros) };
       });
     },
     async listEntries(accountId, { limit }) {
