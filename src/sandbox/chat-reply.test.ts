@@ -136,11 +136,12 @@ describe("helpers", () => {
     ).toBe(1 + 3 + 85);
   });
 
-  it("seeds on model and messages", () => {
+  it("seeds on the messages alone, so every vendor emulation gives the same reply", () => {
     const a = request({ messages: [{ role: "user", content: "x" }] });
     const b = request({ model: "other", messages: [{ role: "user", content: "x" }] });
-    expect(requestSeed(a)).toBe(requestSeed(a));
-    expect(requestSeed(a)).not.toBe(requestSeed(b));
+    const c = request({ messages: [{ role: "user", content: "y" }] });
+    expect(requestSeed(a)).toBe(requestSeed(b));
+    expect(requestSeed(a)).not.toBe(requestSeed(c));
   });
 
   it("formats tool arguments with spaces and no required props as {}", () => {

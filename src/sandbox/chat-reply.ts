@@ -41,7 +41,8 @@ export interface ChatPlan {
 
 /** The seed every deterministic choice for this request derives from. */
 export function requestSeed(request: ChatRequest): number {
-  return stableHash(`${request.model}\n${JSON.stringify(request.rawMessages)}`);
+  // The messages alone: the same conversation gets the same reply from every vendor emulation.
+  return stableHash(JSON.stringify(request.rawMessages));
 }
 
 /** One token per word of each message (at least 1 per message) plus a flat cost per image. */

@@ -85,7 +85,7 @@ describe("non-stream chat completions", () => {
     });
   });
 
-  it("is deterministic per model and messages, and serves every vendor prefix", async () => {
+  it("is deterministic per conversation, whatever the model or vendor prefix", async () => {
     const a = await complete(chatBody("Tell me a story"));
     const b = await complete(chatBody("Tell me a story"));
     expect(b.choices[0]?.message.content).toBe(a.choices[0]?.message.content);
@@ -93,7 +93,7 @@ describe("non-stream chat completions", () => {
     const other = await complete(chatBody("Tell me a poem"));
     expect(other.choices[0]?.message.content).not.toBe(a.choices[0]?.message.content);
     const otherModel = await complete({ ...chatBody("Tell me a story"), model: "deepseek-chat" });
-    expect(otherModel.choices[0]?.message.content).not.toBe(a.choices[0]?.message.content);
+    expect(otherModel.choices[0]?.message.content).toBe(a.choices[0]?.message.content);
     for (const path of [
       "/deepseek/v1/chat/completions",
       "/dashscope/compatible-mode/v1/chat/completions",

@@ -1,15 +1,47 @@
 /**
  * @module providers/anthropic/anthropic-chat-model
- * Chat adapter for the Anthropic Messages API.
+ * Chat adapter for the Anthropic Messages API: `POST {baseUrl}/v1/messages` with `x-api-key`
+ * and `anthropic-version` (unless the caller forwards its own, e.g. from Claude Code, together
+ * with `anthropic-beta`). The request mapping lives in `convert-to-anthropic-request.ts`, the
+ * stream mapping in `anthropic-stream.ts`; this class only sends and reads.
+ * @see https://docs.anthropic.com/en/api/messages
  */
-import type { ChatCallOptions, ChatModel, ChatResult, ChatStreamPart } from "../../spec/index.ts";
-import type { HttpClient } from "../kit/http-client.ts";
+import type {
+  ChatCallOptions,
+  ChatModel,
+  ChatResult,
+  ChatStreamPart,
+  ChatToolCall,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { decodeSse } from "../kit/sse-decoder.ts";
+import type { AnthropicResponse } from "./anthropic-api.ts";
+import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
+import { parseAnthropicStream } from "./anthropic-stream.ts";
+import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
+import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
+import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.ts";
+
+export const ANTHROPIC_VERSION = "2023-06-01";
 
 export interface AnthropicConfig {
+  /** Without `/v1`, e.g. `https://api.anthropic.com`. */
   baseUrl: string;
   apiKey: string;
   http: HttpClient;
   provider?: string;
+}
+
+function hasHeader(headers: Record<string, string> | undefined, name: string): boolean {
+  return Object.keys(headers ?? {}).some((key) => key.toLowerCase() === name);
+}
+
+/** Joins the text (or thinking) of the response's blocks of one type; null when there are none. */
+function joinBlocks(body: AnthropicResponse, type: "text" | "thinking"): string | null {
+  const blocks = (body.content ?? []).filter((block) => block.type === type);
+  if (blocks.length === 0) return null;
+  return blocks.map((block) => (type === "text" ? block.text : block.thinking) ?? "").join("");
 }
 
 export class AnthropicChatModel implements ChatModel {
@@ -22,11 +54,78 @@ export class AnthropicChatModel implements ChatModel {
     this.provider = config.provider ?? "anthropic";
   }
 
-  async doGenerate(_options: ChatCallOptions): Promise<ChatResult> {
-    throw new Error(`not implemented (${this.#config.baseUrl})`);
+  async #post(options: ChatCallOptions, stream: boolean) {
+    const request = convertToAnthropicRequest(options, stream);
+    const response = await this.#config.http.post(`${this.#config.baseUrl}/v1/messages`, {
+      headers: {
+        ...(this.#config.apiKey ? { "x-api-key": this.#config.apiKey } : {}),
+        ...(hasHeader(options.forwardHeaders, "anthropic-version")
+          ? {}
+          : { "anthropic-version": ANTHROPIC_VERSION }),
+        "content-type": "application/json",
+        ...(stream ? { accept: "text/event-stream" } : {}),
+        ...options.forwardHeaders,
+      },
+      body: JSON.stringify(request.body),
+      signal: options.abortSignal,
+    });
+    if (response.status >= 300) throw await readAnthropicError(response);
+    return { request, response };
   }
 
-  async doStream(_options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
-    throw new Error("not implemented");
+  async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
+    const { request, response } = await this.#post(options, false);
+    let body: AnthropicResponse;
+    try {
+      body = (await response.body.json()) as AnthropicResponse;
+    } catch (error) {
+      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
+        ? toUpstreamError(error, options.abortSignal)
+        : new UpstreamError({
+            kind: "protocol",
+            message: "Upstream answered with invalid JSON.",
+            cause: error,
+          });
+    }
+    const text = joinBlocks(body, "text");
+    const reasoning = joinBlocks(body, "thinking");
+    const toolCalls: ChatToolCall[] = (body.content ?? []).flatMap((block) =>
+      block.type === "tool_use"
+        ? [
+            {
+              id: block.id ?? "",
+              name: block.name ?? "",
+              arguments: JSON.stringify(block.input ?? {}),
+            },
+          ]
+        : [],
+    );
+    return {
+      id: body.id,
+      text: request.prefill !== undefined ? request.prefill + (text ?? "") : text,
+      ...(reasoning ? { reasoning } : {}),
+      toolCalls,
+      finishReason: mapAnthropicStopReason(body.stop_reason),
+      usage: convertAnthropicUsage(body.usage),
+      upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
+      warnings: request.warnings,
+    };
+  }
+
+  async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
+    const { request, response } = await this.#post(options, true);
+    const signal = options.abortSignal;
+    const parts = parseAnthropicStream(decodeSse(response.body), {
+      warnings: request.warnings,
+      upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
+      prefill: request.prefill,
+    });
+    return (async function* (): AsyncGenerator<ChatStreamPart> {
+      try {
+        yield* parts;
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+    })();
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * @module providers/anthropic/anthropic-stream
+ * Turns Anthropic's named SSE events into normalized stream parts:
+ * - `message_start` → `stream-start` (with the message id) and the input/cache usage;
+ * - `text_delta` → `text-delta` (the JSON prefill goes out before the first text),
+ *   `thinking_delta` → `reasoning-delta`;
+ * - a `tool_use` block start → `tool-call-start`, its block index mapped to a 0-based tool-call
+ *   index; non-empty `input_json_delta` fragments → `tool-call-delta` (a tool call whose input
+ *   never got a fragment gets `{}`, so its arguments always parse);
+ * - `message_delta` → stop reason and cumulative output usage; `message_stop` → `finish`.
+ * `ping`, `signature_delta`, `citations_delta`, redacted thinking and unknown events are
+ * ignored. An `error` event throws its `UpstreamError`; a stream that ends before
+ * `message_stop`, or a frame that is not JSON, throws kind `protocol`.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ */
+import type { CallWarning, ChatStreamPart } from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import type { SseEvent } from "../kit/sse-decoder.ts";
+import type { AnthropicStreamEvent, AnthropicUsage } from "./anthropic-api.ts";
+import { anthropicStreamError } from "./anthropic-error.ts";
+import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
+import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.ts";
+
+export interface AnthropicStreamInit {
+  warnings: CallWarning[];
+  upstreamRequestId: string | undefined;
+  /** Text the assistant turn was prefilled with, emitted before the first text delta. */
+  prefill: string | undefined;
+}
+
+interface ToolBlock {
+  index: number;
+  hasInput: boolean;
+}
+
+function parseEvent(event: SseEvent): AnthropicStreamEvent {
+  try {
+    const data: unknown = JSON.parse(event.data);
+    if (typeof data !== "object" || data === null) throw new Error("not an object");
+    return data as AnthropicStreamEvent;
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: `Upstream sent a malformed stream event (${event.event ?? "message"}).`,
+      cause: error,
+    });
+  }
+}
+
+export async function* parseAnthropicStream(
+  events: AsyncIterable<SseEvent>,
+  init: AnthropicStreamInit,
+): AsyncGenerator<ChatStreamPart> {
+  let started = false;
+  let stopped = false;
+  let prefill = init.prefill;
+  let stopReason: string | null | undefined;
+  let usage: AnthropicUsage | undefined;
+  const tools = new Map<number, ToolBlock>();
+
+  for await (const event of events) {
+    const data = parseEvent(event);
+    const type = data.type ?? event.event;
+    if (type === "error") throw anthropicStreamError(data, init.upstreamRequestId);
+    if (type === "message_start") {
+      started = true;
+      usage = mergeAnthropicUsage(usage, data.message?.usage);
+      yield {
+        type: "stream-start",
+        warnings: init.warnings,
+        upstreamRequestId: init.upstreamRequestId,
+        ...(data.message?.id ? { id: data.message.id } : {}),
+      };
+      continue;
+    }
+    if (!started) continue;
+    const blockIndex = data.index ?? -1;
+    switch (type) {
+      case "content_block_start": {
+        const block = data.content_block;
+        if (block?.type === "text") {
+          if (prefill) yield { type: "text-delta", delta: prefill };
+          prefill = undefined;
+          if (block.text) yield { type: "text-delta", delta: block.text };
+        } else if (block?.type === "tool_use") {
+          const tool = { index: tools.size, hasInput: false };
+          tools.set(blockIndex, tool);
+          yield {
+            type: "tool-call-start",
+            index: tool.index,
+            id: block.id ?? "",
+            name: block.name ?? "",
+          };
+        }
+        break;
+      }
+      case "content_block_delta": {
+        const delta = data.delta;
+        if (delta?.type === "text_delta" && delta.text) {
+          yield { type: "text-delta", delta: delta.text };
+        } else if (delta?.type === "thinking_delta" && delta.thinking) {
+          yield { type: "reasoning-delta", delta: delta.thinking };
+        } else if (delta?.type === "input_json_delta" && delta.partial_json) {
+          const tool = tools.get(blockIndex);
+          if (tool) {
+            tool.hasInput = true;
+            yield {
+              type: "tool-call-delta",
+              index: tool.index,
+              argumentsDelta: delta.partial_json,
+            };
+          }
+        }
+        break;
+      }
+      case "content_block_stop": {
+        const tool = tools.get(blockIndex);
+        if (tool && !tool.hasInput) {
+          tool.hasInput = true;
+          yield { type: "tool-call-delta", index: tool.index, argumentsDelta: "{}" };
+        }
+        break;
+      }
+      case "message_delta":
+        if (data.delta?.stop_reason !== undefined) stopReason = data.delta.stop_reason;
+        usage = mergeAnthropicUsage(usage, data.usage);
+        break;
+      case "message_stop":
+        stopped = true;
+        break;
+    }
+    if (stopped) break;
+  }
+  if (!stopped) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream stream ended before message_stop.",
+      upstreamRequestId: init.upstreamRequestId,
+    });
+  }
+  yield {
+    type: "finish",
+    finishReason: mapAnthropicStopReason(stopReason),
+    usage: convertAnthropicUsage(usage),
+  };
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import type { ChatCallOptions } from "../../spec/index.ts";
+import { convertToAnthropicRequest, DEFAULT_MAX_TOKENS } from "./convert-to-anthropic-request.ts";
+
+const options = (extra: Partial<ChatCallOptions> = {}): ChatCallOptions => ({
+  upstreamModel: "claude-haiku-4-5",
+  messages: [
+    { role: "system", content: "You are terse." },
+    { role: "user", content: "Hi" },
+  ],
+  ...extra,
+});
+
+describe("convertToAnthropicRequest", () => {
+  it("builds the minimal body with the default max_tokens", () => {
+    expect(convertToAnthropicRequest(options(), false)).toEqual({
+      body: {
+        model: "claude-haiku-4-5",
+        max_tokens: DEFAULT_MAX_TOKENS,
+        system: "You are terse.",
+        messages: [{ role: "user", content: "Hi" }],
+      },
+      warnings: [],
+      prefill: undefined,
+    });
+    expect(convertToAnthropicRequest(options(), true).body.stream).toBe(true);
+  });
+
+  it("maps settings and warns about what Anthropic lacks", () => {
+    const { body, warnings } = convertToAnthropicRequest(
+      options({
+        maxOutputTokens: 50,
+        temperature: 1.6,
+        topP: 0.9,
+        stop: ["END"],
+        presencePenalty: 0.5,
+        frequencyPenalty: 0.5,
+        seed: 7,
+        user: "user-42",
+        extraBody: { logprobs: true, top_k: 20 },
+      }),
+      false,
+    );
+    expect(body).toMatchObject({
+      max_tokens: 50,
+      temperature: 1,
+      top_p: 0.9,
+      top_k: 20,
+      stop_sequences: ["END"],
+      metadata: { user_id: "user-42" },
+    });
+    expect(body).not.toHaveProperty("logprobs");
+    expect(warnings).toEqual([
+      { type: "unsupported", setting: "logprobs" },
+      {
+        type: "compatibility",
+        setting: "temperature",
+        details: "1.6 is above Anthropic's maximum; sent 1",
+      },
+      { type: "unsupported", setting: "presence_penalty" },
+      { type: "unsupported", setting: "frequency_penalty" },
+      { type: "unsupported", setting: "seed" },
+    ]);
+  });
+
+  it("implements JSON mode with a system instruction and a { prefill", () => {
+    const { body, prefill } = convertToAnthropicRequest(
+      options({
+        responseFormat: {
+          type: "json_schema",
+          name: "answer",
+          schema: { type: "object", properties: { a: { type: "number" } } },
+        },
+      }),
+      false,
+    );
+    expect(prefill).toBe("{");
+    expect(body.system).toMatch(/^You are terse\.\n\nRespond with a single valid JSON object/);
+    expect(body.system).toContain('{"type":"object","properties":{"a":{"type":"number"}}}');
+    expect(body.messages.at(-1)).toEqual({ role: "assistant", content: "{" });
+  });
+
+  it("does not prefill when tools are on, and warns", () => {
+    const { body, prefill, warnings } = convertToAnthropicRequest(
+      options({ responseFormat: { type: "json_object" }, tools: [{ name: "f" }] }),
+      false,
+    );
+    expect(prefill).toBeUndefined();
+    expect(body.messages.at(-1)?.role).toBe("user");
+    expect(warnings).toEqual([expect.objectContaining({ setting: "response_format" })]);
+  });
+
+  it("passes Anthropic thinking through, adds its budget to max_tokens, drops sampling", () => {
+    const { body, warnings } = convertToAnthropicRequest(
+      options({
+        maxOutputTokens: 1000,
+        temperature: 0.2,
+        tools: [{ name: "f" }],
+        toolChoice: "required",
+        extraBody: {
+          thinking: { type: "enabled", budget_tokens: 2048 },
+          parallel_tool_calls: false,
+        },
+      }),
+      false,
+    );
+    expect(body).toMatchObject({
+      max_tokens: 3048,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      tool_choice: { type: "any", disable_parallel_tool_use: true },
+    });
+    expect(body).not.toHaveProperty("temperature");
+    expect(warnings).toEqual([
+      { type: "unsupported", setting: "temperature", details: "not allowed with thinking" },
+    ]);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * @module providers/anthropic/convert-to-anthropic-request
+ * Builds the Messages API request body from normalized call options, with a warning for every
+ * setting that is changed or dropped:
+ * - `max_tokens` is required: `maxOutputTokens`, else {@link DEFAULT_MAX_TOKENS} (with thinking
+ *   on, the thinking budget is added on top, since it is spent out of `max_tokens`);
+ * - `stop` → `stop_sequences`, `topP` → `top_p`, `user` → `metadata.user_id`;
+ * - `temperature` above Anthropic's maximum of 1 is clamped (compatibility warning);
+ * - presence/frequency penalties and `seed` are unsupported (warnings);
+ * - JSON output: Anthropic has no JSON mode, so a system instruction asks for a single JSON
+ *   object (matching the schema for `json_schema`) and the assistant turn is prefilled with `{`
+ *   (not with tools or thinking, where a prefill is not possible); the caller prepends the
+ *   returned `prefill` to the answer text;
+ * - `extraBody`: `thinking` (Anthropic's own form, as its OpenAI compatibility layer accepts it)
+ *   and `top_k` are passed on, `parallel_tool_calls: false` becomes `disable_parallel_tool_use`;
+ *   every other extra field is dropped with an unsupported warning. With thinking on,
+ *   `temperature`, `top_p` and `top_k` are dropped (Anthropic rejects them) with warnings.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
+import type { CallWarning, ChatCallOptions, ChatResponseFormat } from "../../spec/index.ts";
+import type { AnthropicRequestBody } from "./anthropic-api.ts";
+import { prepareAnthropicTools } from "./anthropic-prepare-tools.ts";
+import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.ts";
+
+export const DEFAULT_MAX_TOKENS = 4096;
+export const JSON_PREFILL = "{";
+
+export interface AnthropicRequest {
+  body: AnthropicRequestBody;
+  warnings: CallWarning[];
+  /** Text the assistant turn was prefilled with; it belongs in front of the answer. */
+  prefill: string | undefined;
+}
+
+/** The system instruction standing in for JSON mode. */
+export function jsonInstruction(format: ChatResponseFormat): string | undefined {
+  if (format.type === "json_object") {
+    return "Respond with a single valid JSON object and nothing else.";
+  }
+  if (format.type === "json_schema") {
+    return (
+      "Respond with a single valid JSON object and nothing else. The object must match this " +
+      `JSON schema (${format.name}): ${JSON.stringify(format.schema)}`
+    );
+  }
+  return undefined;
+}
+
+function thinkingBudget(thinking: Record<string, unknown> | undefined): number {
+  return thinking?.type === "enabled" && typeof thinking.budget_tokens === "number"
+    ? thinking.budget_tokens
+    : 0;
+}
+
+export function convertToAnthropicRequest(
+  options: ChatCallOptions,
+  stream: boolean,
+): AnthropicRequest {
+  const prompt = convertToAnthropicMessages(options.messages);
+  const warnings: CallWarning[] = [...prompt.warnings];
+  const { thinking: rawThinking, top_k, parallel_tool_calls, ...rest } = options.extraBody ?? {};
+  for (const key of Object.keys(rest)) warnings.push({ type: "unsupported", setting: key });
+  const thinking =
+    typeof rawThinking === "object" && rawThinking !== null && !Array.isArray(rawThinking)
+      ? (rawThinking as Record<string, unknown>)
+      : undefined;
+  const thinkingOn = thinking !== undefined && thinking.type !== "disabled";
+
+  const body: AnthropicRequestBody = {
+    model: options.upstreamModel,
+    max_tokens: (options.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + thinkingBudget(thinking),
+    messages: prompt.messages,
+  };
+  if (thinking) body.thinking = thinking;
+
+  const sampling = { temperature: options.temperature, top_p: options.topP, top_k };
+  for (const [setting, value] of Object.entries(sampling)) {
+    if (value === undefined || value === null) continue;
+    if (thinkingOn) {
+      warnings.push({ type: "unsupported", setting, details: "not allowed with thinking" });
+    } else if (setting === "temperature" && typeof value === "number" && value > 1) {
+      body.temperature = 1;
+      warnings.push({
+        type: "compatibility",
+        setting,
+        details: `${value} is above Anthropic's maximum; sent 1`,
+      });
+    } else if (typeof value === "number") {
+      body[setting as "temperature" | "top_p" | "top_k"] = value;
+    }
+  }
+  if (options.stop?.length) body.stop_sequences = options.stop;
+  if (options.presencePenalty !== undefined) {
+    warnings.push({ type: "unsupported", setting: "presence_penalty" });
+  }
+  if (options.frequencyPenalty !== undefined) {
+    warnings.push({ type: "unsupported", setting: "frequency_penalty" });
+  }
+  if (options.seed !== undefined) warnings.push({ type: "unsupported", setting: "seed" });
+  if (options.user) body.metadata = { user_id: options.user };
+
+  const tools = prepareAnthropicTools({
+    tools: options.tools,
+    toolChoice: options.toolChoice,
+    ...(typeof parallel_tool_calls === "boolean" ? { parallelToolCalls: parallel_tool_calls } : {}),
+  });
+  if (tools.tools) body.tools = tools.tools;
+  if (tools.tool_choice) body.tool_choice = tools.tool_choice;
+
+  let prefill: string | undefined;
+  const instruction = options.responseFormat && jsonInstruction(options.responseFormat);
+  if (instruction) {
+    body.system = prompt.system ? `${prompt.system}\n\n${instruction}` : instruction;
+    const last = body.messages.at(-1);
+    if (!tools.tools && !thinkingOn && last?.role === "user") {
+      prefill = JSON_PREFILL;
+      body.messages = [...body.messages, { role: "assistant", content: prefill }];
+    } else {
+      warnings.push({
+        type: "compatibility",
+        setting: "response_format",
+        details: "JSON output is requested by instruction only (no prefill with tools or thinking)",
+      });
+    }
+  } else if (prompt.system !== undefined) {
+    body.system = prompt.system;
+  }
+  if (stream) body.stream = true;
+  return { body, warnings, prefill };
+}
