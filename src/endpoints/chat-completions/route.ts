@@ -7,6 +7,7 @@ import type { ModelEndpoint } from "../../http/model-endpoint.ts";
 import { estimateChatCost } from "./estimate-chat-cost.ts";
 import { runChatCompletion } from "./operation.ts";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./schema.ts";
+import { validateChatRequest } from "./validate-chat-request.ts";
 
 export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest> = {
   method: "POST",
@@ -18,6 +19,7 @@ export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest
   body: ChatCompletionRequest,
   response: ChatCompletionResponse,
   dialect: "gateway",
+  validateForModel: validateChatRequest,
   estimateCost: estimateChatCost,
   run: runChatCompletion,
 };

@@ -1,0 +1,46 @@
+/**
+ * @module endpoints/chat-completions/validate-chat-request
+ * Rules of a chat request the schema cannot say: `tool_call_id` belongs to `tool` messages only,
+ * a `tool` message answers a call made earlier in the conversation, and image input needs a model
+ * that can see.
+ */
+import type { CatalogModel } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { ChatCompletionRequest } from "./schema.ts";
+
+function invalid(param: string, detail: string): never {
+  throw new GatewayError(
+    "invalid_parameter",
+    { detail: `Invalid '${param}': ${detail}` },
+    { param },
+  );
+}
+
+export function validateChatRequest(body: ChatCompletionRequest, model: CatalogModel): void {
+  const calls = new Set<string>();
+  body.messages.forEach((message, index) => {
+    if (message.role !== "tool" && "tool_call_id" in message) {
+      invalid(
+        `messages[${index}].tool_call_id`,
+        "only messages with role 'tool' carry a tool_call_id.",
+      );
+    }
+    if (message.role === "assistant")
+      for (const call of message.tool_calls ?? []) calls.add(call.id);
+    if (message.role === "tool" && !calls.has(message.tool_call_id)) {
+      invalid(
+        `messages[${index}].tool_call_id`,
+        `no earlier assistant message made a tool call with id '${message.tool_call_id}'.`,
+      );
+    }
+    const content = "content" in message ? message.content : undefined;
+    if (Array.isArray(content) && model.capabilities?.vision === false) {
+      const image = content.findIndex((part) => part.type === "image_url");
+      if (image !== -1)
+        invalid(
+          `messages[${index}].content[${image}]`,
+          `the model '${model.id}' does not accept images.`,
+        );
+    }
+  });
+}
