@@ -34,6 +34,8 @@ export interface ChatPlan {
   reply: ChatReply;
   promptTokens: number;
   completionTokens: number;
+  /** Hidden reasoning sent before the answer (`reasoning` fault); its tokens are in `completionTokens`. */
+  reasoning?: string;
   /** Prompt tokens reported as cache reads and cache writes (parts of `promptTokens`). */
   cachedTokens?: number;
   cacheWriteTokens?: number;

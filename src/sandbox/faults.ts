@@ -32,6 +32,8 @@ export interface FaultSpec {
   cachedTokens?: number;
   /** Report this many prompt tokens as written to the prompt cache (capped at the rest). */
   cacheWriteTokens?: number;
+  /** Think aloud first: this many reasoning words, sent as `reasoning_content` and billed. */
+  reasoningWords?: number;
 }
 
 export type FaultParseResult = { ok: true; fault: FaultSpec } | { ok: false; message: string };
@@ -52,6 +54,7 @@ const INTEGER_KEYS = {
   "fail-times": "failTimes",
   "cached-tokens": "cachedTokens",
   "cache-write-tokens": "cacheWriteTokens",
+  reasoning: "reasoningWords",
 } as const;
 
 const FLAG_KEYS = { hang: "hang", "no-usage": "noUsage" } as const;

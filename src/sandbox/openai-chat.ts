@@ -7,10 +7,10 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { planChatReply } from "./chat-reply.ts";
+import { planChatReply, requestSeed } from "./chat-reply.ts";
 import { parseChatRequest } from "./chat-request.ts";
 import { closeSignal, sleep, untilClosed } from "./connection.ts";
-import { hexId, stableHash } from "./deterministic-text.ts";
+import { countTokens, hexId, pickWords, stableHash } from "./deterministic-text.ts";
 import { type FaultSource, type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
 import { writeChatStream } from "./openai-chat-stream.ts";
 import {
@@ -104,8 +104,15 @@ export async function handleChatCompletions(
     return sendOpenAIError(reply, status, openAIErrorForStatus(status), errorHeaders);
   }
 
+  const planned = planChatReply(chat, fault.words === undefined ? {} : { words: fault.words });
+  const reasoning = fault.reasoningWords
+    ? `Thinking it over: ${pickWords(requestSeed(chat) ^ 0x5eed, fault.reasoningWords - 3).join(" ")}`
+    : undefined;
   const plan = {
-    ...planChatReply(chat, fault.words === undefined ? {} : { words: fault.words }),
+    ...planned,
+    ...(reasoning
+      ? { reasoning, completionTokens: planned.completionTokens + countTokens(reasoning) }
+      : {}),
     cachedTokens: fault.cachedTokens,
     cacheWriteTokens: fault.cacheWriteTokens,
   };

@@ -5,7 +5,7 @@
  */
 import type { ChatPlan } from "./chat-reply.ts";
 import type { JsonRecord } from "./chat-request.ts";
-import { groupTokens, tokenize } from "./deterministic-text.ts";
+import { countTokens, groupTokens, tokenize } from "./deterministic-text.ts";
 
 /** Text tokens per content chunk, and argument tokens per tool-call chunk. */
 export const TEXT_TOKENS_PER_CHUNK = 3;
@@ -49,7 +49,7 @@ export function usageObject(plan: ChatPlan): OpenAIUsage {
       ...(cacheWrite > 0 ? { cache_write_tokens: cacheWrite } : {}),
     },
     completion_tokens_details: {
-      reasoning_tokens: 0,
+      reasoning_tokens: plan.reasoning ? countTokens(plan.reasoning) : 0,
       audio_tokens: 0,
       accepted_prediction_tokens: 0,
       rejected_prediction_tokens: 0,
@@ -75,6 +75,7 @@ export function completionBody(meta: ResponseMeta, plan: ChatPlan, withUsage: bo
           refusal: null,
         }
       : { role: "assistant", content: reply.content, refusal: null };
+  if (plan.reasoning) Object.assign(message, { reasoning_content: plan.reasoning });
   return {
     id: meta.id,
     object: "chat.completion",
@@ -126,6 +127,9 @@ export function streamChunks(
     }
   } else {
     chunks.push(chunk(delta({ role: "assistant", content: "", refusal: null })));
+    for (const fragment of groupTokens(tokenize(plan.reasoning ?? ""), TEXT_TOKENS_PER_CHUNK)) {
+      chunks.push(chunk(delta({ reasoning_content: fragment })));
+    }
     for (const fragment of groupTokens(tokenize(reply.content), TEXT_TOKENS_PER_CHUNK)) {
       chunks.push(chunk(delta({ content: fragment })));
     }
