@@ -75,6 +75,7 @@ export async function buildServices(
     env: options.env,
     sandboxUrl: options.sandboxUrl,
     sandboxMode: config.sandbox.mode,
+    modelAliases: config.model_aliases,
   });
   const http = createHttpClient({
     connectMs: config.upstream.connect_timeout_ms,

@@ -26,6 +26,8 @@ export interface CatalogModel extends ModelEntry {
 
 export interface RouteResolution {
   env: Record<string, string | undefined>;
+  /** Deployment-wide model aliases (exact ids or `prefix*` patterns). */
+  modelAliases?: Record<string, string>;
   /** Base URL of the sandbox, when one is running. */
   sandboxUrl?: string;
   sandboxMode: "auto" | "always" | "never";
@@ -78,8 +80,10 @@ export class Catalog {
   readonly #models = new Map<string, CatalogModel>();
   readonly #aliases = new Map<string, string>();
   readonly #ordered: CatalogModel[];
+  readonly #deploymentAliases: Record<string, string>;
 
   constructor(data: CatalogData, resolution: RouteResolution) {
+    this.#deploymentAliases = resolution.modelAliases ?? {};
     for (const entry of data.models) {
       const resolvedRoutes = entry.routes
         .map((route) => resolveRoute(route, data.vendors[route.vendor], resolution))
@@ -94,6 +98,16 @@ export class Catalog {
   /** Looks a model up by id or alias. */
   get(idOrAlias: string): CatalogModel | undefined {
     return this.#models.get(idOrAlias) ?? this.#models.get(this.#aliases.get(idOrAlias) ?? "");
+  }
+
+  /**
+   * The model a request names: the key's aliases, then the deployment's (each exact before
+   * `*` patterns, longest pattern first), then catalog ids and catalog aliases.
+   */
+  resolve(requested: string, keyAliases: Record<string, string> = {}): CatalogModel | undefined {
+    const target =
+      matchAlias(keyAliases, requested) ?? matchAlias(this.#deploymentAliases, requested);
+    return this.get(target ?? requested);
   }
 
   list(): readonly CatalogModel[] {
@@ -123,4 +137,15 @@ export class Catalog {
 
 export function isModelAllowed(allowlist: readonly string[], modelId: string): boolean {
   return allowlist.length === 0 || allowlist.includes(modelId);
+}
+
+/** The target of an exact alias, else of the longest matching `prefix*` pattern. */
+export function matchAlias(aliases: Record<string, string>, requested: string): string | undefined {
+  if (Object.hasOwn(aliases, requested)) return aliases[requested];
+  let best: string | undefined;
+  for (const pattern of Object.keys(aliases)) {
+    if (!pattern.endsWith("*") || !requested.startsWith(pattern.slice(0, -1))) continue;
+    if (best === undefined || pattern.length > best.length) best = pattern;
+  }
+  return best === undefined ? undefined : aliases[best];
 }

@@ -85,6 +85,12 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    /**
+     * Requested model id → catalog model id, for clients that ask for models by their own names
+     * (a coding assistant asking for `claude-opus-4-8`). Keys may end in `*` (`claude-*`).
+     * Applied before catalog ids; a key's own `model_aliases` apply before these.
+     */
+    model_aliases: Type.Record(Type.String(), Type.String(), { default: {} }),
     catalog: Type.Object(
       {
         /** Extra catalog files to load after the shipped ones. */

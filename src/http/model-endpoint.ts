@@ -127,12 +127,14 @@ export function registerModelEndpoint<S extends TSchema>(
       const started = performance.now();
       const raw = request.body as { model?: unknown } | undefined;
       const modelId = typeof raw?.model === "string" ? raw.model : undefined;
-      const catalogModel = modelId === undefined ? undefined : services.catalog.get(modelId);
-      request.dialect = dialectFor(endpoint, catalogModel);
-
       const caller =
         callers.get(request) ??
         (await services.authenticator.authenticateKey(readBearer(request.headers)));
+      const catalogModel =
+        modelId === undefined
+          ? undefined
+          : services.catalog.resolve(modelId, caller.key.modelAliases);
+      request.dialect = dialectFor(endpoint, catalogModel);
       if (modelId === undefined) {
         if (raw !== undefined && raw !== null && typeof raw === "object" && "model" in raw) {
           throw new GatewayError(

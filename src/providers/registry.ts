@@ -4,8 +4,9 @@
  * reused; the registry is built by `main.ts` and handed to endpoints as an interface.
  */
 import type { ResolvedRoute } from "../catalog/index.ts";
-import type { ChatModel } from "../spec/index.ts";
+import type { ChatModel, MessagesPassthroughModel } from "../spec/index.ts";
 import { AnthropicChatModel } from "./anthropic/anthropic-chat-model.ts";
+import { AnthropicPassthrough } from "./anthropic/anthropic-passthrough.ts";
 import { GeminiChatModel } from "./gemini/gemini-chat-model.ts";
 import type { HttpClient } from "./kit/http-client.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
@@ -13,14 +14,31 @@ import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible
 export interface ProviderRegistry {
   /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
   chatModel(route: ResolvedRoute): ChatModel | undefined;
+  /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
+  messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
   /** Closes the upstream connection pool. */
   close(): Promise<void>;
 }
 
 export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   const chatModels = new Map<string, ChatModel>();
+  const passthroughs = new Map<string, MessagesPassthroughModel>();
   return {
     close: () => http.close(),
+    messagesPassthrough(route) {
+      if (route.adapter !== "anthropic") return undefined;
+      const cacheKey = `${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
+      let model = passthroughs.get(cacheKey);
+      if (!model) {
+        model = new AnthropicPassthrough({
+          baseUrl: route.baseUrl,
+          apiKey: route.apiKey,
+          http: route.timeouts ? http.withTimeouts(route.timeouts) : http,
+        });
+        passthroughs.set(cacheKey, model);
+      }
+      return model;
+    },
     chatModel(route) {
       const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
       let model = chatModels.get(cacheKey);

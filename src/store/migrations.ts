@@ -117,6 +117,14 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0003_key_model_aliases": {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable("api_keys")
+          .addColumn("model_aliases", "text", (c) => c.notNull().defaultTo("{}"))
+          .execute();
+      },
+    },
   };
 }
 

@@ -24,6 +24,8 @@ export interface ApiKeysTable {
   prefix: string;
   /** JSON array of model ids; empty array means every model. */
   models: string;
+  /** JSON object: requested model id or `*` pattern → catalog model id, for this key. */
+  model_aliases: Generated<string>;
   rpm: number | null;
   tpm: number | null;
   concurrency: number | null;

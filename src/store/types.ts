@@ -24,6 +24,8 @@ export interface ApiKeyRecord {
   prefix: string;
   /** Model ids the key may use; empty means all. */
   models: string[];
+  /** Requested model id or `*` pattern → catalog model id, applied before the deployment's. */
+  modelAliases: Record<string, string>;
   rpm: number | null;
   tpm: number | null;
   concurrency: number | null;
@@ -38,6 +40,7 @@ export interface NewApiKey {
   keyHash: string;
   prefix: string;
   models: string[];
+  modelAliases?: Record<string, string>;
   rpm?: number | null;
   tpm?: number | null;
   concurrency?: number | null;

@@ -16,6 +16,12 @@ export const KeyOptions = Type.Object(
     models: Type.Optional(
       Type.Array(Type.String(), { description: "Allowed model ids; empty or absent means all." }),
     ),
+    model_aliases: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+        description:
+          "Requested model id (or `prefix*` pattern) → catalog model id, for this key; applied before the deployment's `model_aliases`.",
+      }),
+    ),
     rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     tpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     concurrency: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
@@ -29,6 +35,7 @@ export const KeyOptions = Type.Object(
 export interface KeyInput {
   name?: string;
   models?: string[];
+  model_aliases?: Record<string, string>;
   rpm?: number | null;
   tpm?: number | null;
   concurrency?: number | null;
@@ -47,6 +54,24 @@ function parseExpiry(value: KeyInput["expires_at"]): number | null {
     );
   }
   return millis;
+}
+
+/** Checks that every alias targets a catalog model and stores canonical target ids. */
+export function resolveKeyAliases(catalog: Catalog, aliases: Record<string, string> | undefined) {
+  if (aliases === undefined) return undefined;
+  return Object.fromEntries(
+    Object.entries(aliases).map(([requested, target]) => {
+      const model = catalog.get(target);
+      if (!model) {
+        throw new GatewayError(
+          "invalid_parameter",
+          { detail: `Invalid 'model_aliases.${requested}': there is no model '${target}'.` },
+          { param: `model_aliases.${requested}` },
+        );
+      }
+      return [requested, model.id];
+    }),
+  );
 }
 
 /** Checks an allowlist against the catalog and stores canonical ids (aliases resolved). */
@@ -126,6 +151,7 @@ export function describeKey(record: ApiKeyRecord) {
     prefix: record.prefix,
     account_id: record.accountId,
     models: record.models,
+    model_aliases: record.modelAliases,
     rpm: record.rpm,
     tpm: record.tpm,
     concurrency: record.concurrency,
@@ -149,6 +175,7 @@ export async function issueKey(
     keyHash: hashSecret(secret),
     prefix: visiblePrefix(secret),
     models: input.models ?? [],
+    modelAliases: input.model_aliases ?? {},
     rpm: input.rpm ?? null,
     tpm: input.tpm ?? null,
     concurrency: input.concurrency ?? null,

@@ -22,6 +22,7 @@ import {
   issueKey,
   KeyOptions,
   limitToCallerKey,
+  resolveKeyAliases,
   resolveKeyModels,
 } from "./issue-key.ts";
 
@@ -129,7 +130,8 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     successStatus: 201,
     async handler({ caller, body }) {
       const models = resolveKeyModels(services.catalog, body.models);
-      const input = limitToCallerKey({ ...body, models }, caller.key);
+      const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
+      const input = limitToCallerKey({ ...body, models, model_aliases }, caller.key);
       const { key, record } = await issueKey(
         services.store,
         caller.accountId,

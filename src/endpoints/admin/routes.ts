@@ -9,7 +9,13 @@ import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { createAccount, describeAccount, EMAIL_PATTERN } from "../account/accounts.ts";
-import { describeKey, issueKey, KeyOptions, resolveKeyModels } from "../account/issue-key.ts";
+import {
+  describeKey,
+  issueKey,
+  KeyOptions,
+  resolveKeyAliases,
+  resolveKeyModels,
+} from "../account/issue-key.ts";
 
 /** Amounts stay exact JavaScript integers (about 9 billion USD). */
 const MAX_MICROS = Number.MAX_SAFE_INTEGER;
@@ -93,7 +99,12 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     async handler({ params, body }) {
       const account = await requireAccount(services, params.id);
       const models = resolveKeyModels(services.catalog, body.models);
-      const { key, record } = await issueKey(services.store, account.id, { ...body, models });
+      const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
+      const { key, record } = await issueKey(services.store, account.id, {
+        ...body,
+        models,
+        model_aliases,
+      });
       return { ...describeKey(record), key };
     },
   });

@@ -1,11 +1,23 @@
 /**
  * @module providers/gemini/gemini-chat-model
- * Chat adapter for the Gemini generateContent API.
+ * Chat adapter for the Gemini API: `POST {baseUrl}/models/{model}:generateContent`, and
+ * `:streamGenerateContent?alt=sse` for streams, authenticated with `x-goog-api-key`. The body is
+ * built by `convertToGeminiRequest`; answers are read by `readGeminiResponse` and
+ * `toChatStreamParts`; errors by `readGeminiError` (Google's envelope).
+ * @see https://ai.google.dev/api/generate-content
  */
 import type { ChatCallOptions, ChatModel, ChatResult, ChatStreamPart } from "../../spec/index.ts";
-import type { HttpClient } from "../kit/http-client.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { decodeSse } from "../kit/sse-decoder.ts";
+import { convertToGeminiRequest } from "./convert-to-gemini-request.ts";
+import type { GeminiResponse } from "./gemini-api-types.ts";
+import { readGeminiError } from "./gemini-error.ts";
+import { toChatStreamParts } from "./gemini-stream-parts.ts";
+import { readGeminiResponse } from "./read-gemini-response.ts";
 
 export interface GeminiConfig {
+  /** e.g. `https://generativelanguage.googleapis.com/v1beta`, without a trailing slash. */
   baseUrl: string;
   apiKey: string;
   http: HttpClient;
@@ -22,11 +34,71 @@ export class GeminiChatModel implements ChatModel {
     this.provider = config.provider ?? "gemini";
   }
 
-  async doGenerate(_options: ChatCallOptions): Promise<ChatResult> {
-    throw new Error(`not implemented (${this.#config.baseUrl})`);
+  /** The URL of a model method; the model name is path-encoded, its `/`s kept (`tunedModels/x`). */
+  #url(model: string, stream: boolean): string {
+    const path = model.split("/").map(encodeURIComponent).join("/");
+    const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
+    return `${this.#config.baseUrl.replace(/\/+$/, "")}/models/${path}:${method}`;
   }
 
-  async doStream(_options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
-    throw new Error("not implemented");
+  async #post(options: ChatCallOptions, body: Record<string, unknown>, stream: boolean) {
+    const response = await this.#config.http.post(this.#url(options.upstreamModel, stream), {
+      headers: {
+        ...(this.#config.apiKey ? { "x-goog-api-key": this.#config.apiKey } : {}),
+        "content-type": "application/json",
+        ...(stream ? { accept: "text/event-stream" } : {}),
+        ...options.forwardHeaders,
+      },
+      body: JSON.stringify(body),
+      signal: options.abortSignal,
+    });
+    if (response.status >= 300) throw await readGeminiError(response);
+    return response;
+  }
+
+  async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
+    const { body, warnings } = convertToGeminiRequest(options);
+    const response = await this.#post(options, body, false);
+    let payload: GeminiResponse;
+    try {
+      payload = (await response.body.json()) as GeminiResponse;
+    } catch (error) {
+      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
+        ? toUpstreamError(error, options.abortSignal)
+        : new UpstreamError({
+            kind: "protocol",
+            message: "Upstream answered with invalid JSON.",
+            cause: error,
+          });
+    }
+    const answer = readGeminiResponse(payload);
+    const upstreamRequestId = headerValue(response.headers, "x-request-id") ?? answer.id;
+    return {
+      ...(answer.id ? { id: answer.id } : {}),
+      text: answer.text,
+      ...(answer.reasoning ? { reasoning: answer.reasoning } : {}),
+      toolCalls: answer.toolCalls,
+      finishReason: answer.finishReason,
+      usage: answer.usage,
+      ...(upstreamRequestId ? { upstreamRequestId } : {}),
+      warnings,
+    };
+  }
+
+  async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
+    const { body, warnings } = convertToGeminiRequest(options);
+    const response = await this.#post(options, body, true);
+    const upstreamRequestId = headerValue(response.headers, "x-request-id");
+    const signal = options.abortSignal;
+    return (async function* (): AsyncGenerator<ChatStreamPart> {
+      try {
+        yield* toChatStreamParts(decodeSse(response.body), {
+          warnings,
+          ...(upstreamRequestId ? { upstreamRequestId } : {}),
+        });
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+    })();
   }
 }

@@ -1,0 +1,205 @@
+/**
+ * @module endpoints/messages/messages-stream-events
+ * Turns normalized stream parts into Anthropic's SSE event sequence:
+ * `message_start` → (`content_block_start` → deltas → `content_block_stop`)* → `message_delta`
+ * → `message_stop`, with one `ping` right after the first block start.
+ * - Reasoning deltas fill a `thinking` block, closed with a `signature_delta` (see
+ *   {@link signThinking}) when another kind of part arrives; text deltas fill a `text` block.
+ * - Each tool call gets a `tool_use` block (`input: {}`), opened with the empty first
+ *   `input_json_delta` clients expect; its argument fragments follow as `input_json_delta`s.
+ *   Anthropic blocks cannot interleave: a fragment for a call whose block is already closed
+ *   (upstreams that interleave parallel calls) is still sent, under that call's block index.
+ * - `message_delta` carries cumulative usage; without upstream usage, output tokens are
+ *   estimated as emitted characters / 4.
+ * - A failing source, or one that ends without `finish`, ends with an `error` event and no
+ *   `message_stop`, as Anthropic does mid-stream.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ */
+import type { SseFrame } from "../../http/sse.ts";
+import type { ChatFinishReason, ChatStreamPart, TokenUsage } from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { signThinking, toAnthropicUsage, toolUseId } from "./build-messages-response.ts";
+import { stopReasonFor } from "./map-to-anthropic-stop-reason.ts";
+
+type OpenBlock =
+  | { kind: "thinking"; index: number; text: string }
+  | { kind: "text"; index: number }
+  | { kind: "tool"; index: number };
+
+function frame(event: string, data: Record<string, unknown> = {}): SseFrame {
+  return { event, data: { type: event, ...data } };
+}
+
+function delta(index: number, value: Record<string, unknown>): SseFrame {
+  return frame("content_block_delta", { index, delta: value });
+}
+
+/** The `error` event for a failed stream. */
+export function messagesErrorFrame(error: unknown): SseFrame {
+  const overloaded =
+    UpstreamError.isInstance(error) &&
+    (error.status === 529 || error.vendorCode === "overloaded_error");
+  const message = error instanceof Error && error.message ? error.message : "Upstream stream failed.";
+  return frame("error", {
+    error: { type: overloaded ? "overloaded_error" : "api_error", message },
+  });
+}
+
+/** Block bookkeeping: indexes, the open block, the ping, and emitted characters. */
+class BlockWriter {
+  #nextIndex = 0;
+  #open: OpenBlock | undefined;
+  #pinged = false;
+  /** Block index of each tool call, by the call's stream index. */
+  readonly #toolBlocks = new Map<number, number>();
+  characters = 0;
+
+  get hasToolCalls(): boolean {
+    return this.#toolBlocks.size > 0;
+  }
+
+  close(): SseFrame[] {
+    const open = this.#open;
+    if (!open) return [];
+    this.#open = undefined;
+    const frames: SseFrame[] = [];
+    if (open.kind === "thinking") {
+      frames.push(delta(open.index, { type: "signature_delta", signature: signThinking(open.text) }));
+    }
+    frames.push(frame("content_block_stop", { index: open.index }));
+    return frames;
+  }
+
+  #start(block: OpenBlock, contentBlock: Record<string, unknown>): SseFrame[] {
+    const frames = this.close();
+    this.#open = block;
+    frames.push(frame("content_block_start", { index: block.index, content_block: contentBlock }));
+    if (!this.#pinged) {
+      this.#pinged = true;
+      frames.push(frame("ping"));
+    }
+    return frames;
+  }
+
+  reasoning(text: string): SseFrame[] {
+    if (!text) return [];
+    const frames =
+      this.#open?.kind === "thinking"
+        ? []
+        : this.#start(
+            { kind: "thinking", index: this.#nextIndex++, text: "" },
+            { type: "thinking", thinking: "" },
+          );
+    const open = this.#open as Extract<OpenBlock, { kind: "thinking" }>;
+    open.text += text;
+    this.characters += text.length;
+    frames.push(delta(open.index, { type: "thinking_delta", thinking: text }));
+    return frames;
+  }
+
+  text(text: string): SseFrame[] {
+    if (!text) return [];
+    const frames =
+      this.#open?.kind === "text"
+        ? []
+        : this.#start({ kind: "text", index: this.#nextIndex++ }, { type: "text", text: "" });
+    this.characters += text.length;
+    frames.push(delta(this.#open!.index, { type: "text_delta", text }));
+    return frames;
+  }
+
+  toolStart(part: Extract<ChatStreamPart, { type: "tool-call-start" }>, messageId: string) {
+    if (this.#toolBlocks.has(part.index)) return [];
+    const index = this.#nextIndex++;
+    this.#toolBlocks.set(part.index, index);
+    this.characters += part.name.length;
+    const frames = this.#start(
+      { kind: "tool", index },
+      { type: "tool_use", id: toolUseId(part.id, messageId, part.index), name: part.name, input: {} },
+    );
+    frames.push(delta(index, { type: "input_json_delta", partial_json: "" }));
+    return frames;
+  }
+
+  toolDelta(part: Extract<ChatStreamPart, { type: "tool-call-delta" }>): SseFrame[] {
+    const index = this.#toolBlocks.get(part.index);
+    if (index === undefined || !part.argumentsDelta) return [];
+    this.characters += part.argumentsDelta.length;
+    return [delta(index, { type: "input_json_delta", partial_json: part.argumentsDelta })];
+  }
+}
+
+export async function* toMessagesEvents(
+  parts: AsyncIterable<ChatStreamPart>,
+  meta: { id: string; model: string; inputTokens: number },
+  onFinish: (usage: TokenUsage | undefined, finishReason: ChatFinishReason) => void,
+): AsyncGenerator<SseFrame> {
+  yield frame("message_start", {
+    message: {
+      id: meta.id,
+      type: "message",
+      role: "assistant",
+      model: meta.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: meta.inputTokens,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    },
+  });
+  const writer = new BlockWriter();
+  try {
+    for await (const part of parts) {
+      switch (part.type) {
+        case "stream-start":
+          break;
+        case "reasoning-delta":
+          yield* writer.reasoning(part.delta);
+          break;
+        case "text-delta":
+          yield* writer.text(part.delta);
+          break;
+        case "tool-call-start":
+          yield* writer.toolStart(part, meta.id);
+          break;
+        case "tool-call-delta":
+          yield* writer.toolDelta(part);
+          break;
+        case "finish": {
+          yield* writer.close();
+          onFinish(part.usage, part.finishReason);
+          const usage = part.usage
+            ? toAnthropicUsage(part.usage)
+            : {
+                input_tokens: meta.inputTokens,
+                output_tokens: Math.ceil(writer.characters / 4),
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 0,
+              };
+          yield frame("message_delta", {
+            delta: {
+              stop_reason: stopReasonFor(part.finishReason, writer.hasToolCalls),
+              stop_sequence: null,
+            },
+            usage: {
+              output_tokens: usage.output_tokens,
+              input_tokens: usage.input_tokens,
+              cache_read_input_tokens: usage.cache_read_input_tokens,
+              cache_creation_input_tokens: usage.cache_creation_input_tokens,
+            },
+          });
+          yield frame("message_stop");
+          return;
+        }
+      }
+    }
+  } catch (error) {
+    yield messagesErrorFrame(error);
+    return;
+  }
+  yield messagesErrorFrame(new Error("Upstream stream ended before the response was complete."));
+}

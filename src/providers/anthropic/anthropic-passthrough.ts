@@ -1,0 +1,123 @@
+/**
+ * @module providers/anthropic/anthropic-passthrough
+ * The native `/v1/messages` route: the client's Messages body goes to an Anthropic-protocol
+ * upstream almost untouched (model mapped, `anthropic-version` / `anthropic-beta` forwarded),
+ * and the answer or event stream comes back as is while its usage is read for billing.
+ * @see https://docs.anthropic.com/en/api/messages-streaming
+ */
+import type {
+  MessagesPassthroughModel,
+  PassthroughCall,
+  PassthroughEvent,
+  PassthroughStream,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { decodeSse } from "../kit/sse-decoder.ts";
+import type { AnthropicUsage } from "./anthropic-api.ts";
+import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
+import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
+import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
+
+export interface AnthropicPassthroughConfig {
+  baseUrl: string;
+  apiKey: string;
+  http: HttpClient;
+}
+
+export class AnthropicPassthrough implements MessagesPassthroughModel {
+  readonly specificationVersion = "switchyard-messages-passthrough-1" as const;
+  readonly #config: AnthropicPassthroughConfig;
+
+  constructor(config: AnthropicPassthroughConfig) {
+    this.#config = config;
+  }
+
+  async #post(path: string, call: PassthroughCall, stream: boolean) {
+    const response = await this.#config.http.post(`${this.#config.baseUrl}${path}`, {
+      headers: {
+        "anthropic-version": ANTHROPIC_VERSION,
+        ...call.headers,
+        "x-api-key": this.#config.apiKey,
+        "content-type": "application/json",
+        ...(stream ? { accept: "text/event-stream" } : {}),
+      },
+      body: JSON.stringify(call.body),
+      signal: call.abortSignal,
+    });
+    if (response.status >= 300) throw await readAnthropicError(response);
+    return response;
+  }
+
+  async create(call: PassthroughCall) {
+    const response = await this.#post(
+      "/v1/messages",
+      { ...call, body: { ...call.body, stream: false } },
+      false,
+    );
+    const body = (await response.body.json()) as Record<string, unknown>;
+    return {
+      body,
+      usage: convertAnthropicUsage(body.usage),
+      upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
+    };
+  }
+
+  async stream(call: PassthroughCall): Promise<PassthroughStream> {
+    const response = await this.#post(
+      "/v1/messages",
+      { ...call, body: { ...call.body, stream: true } },
+      true,
+    );
+    let usage: AnthropicUsage | undefined;
+    const signal = call.abortSignal;
+    async function* events(): AsyncGenerator<PassthroughEvent> {
+      let stopped = false;
+      try {
+        for await (const frame of decodeSse(response.body)) {
+          let data: Record<string, unknown>;
+          try {
+            data = JSON.parse(frame.data) as Record<string, unknown>;
+          } catch (error) {
+            throw new UpstreamError({
+              kind: "protocol",
+              message: "Upstream sent a malformed event.",
+              cause: error,
+            });
+          }
+          const event = frame.event ?? String(data.type ?? "message");
+          if (event === "message_start") {
+            usage = mergeAnthropicUsage(
+              usage,
+              (data.message as { usage?: AnthropicUsage } | undefined)?.usage,
+            );
+          } else if (event === "message_delta") {
+            usage = mergeAnthropicUsage(usage, data.usage as AnthropicUsage | undefined);
+          } else if (event === "message_stop") {
+            stopped = true;
+          }
+          yield { event, data };
+          if (event === "error") return;
+        }
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+      if (!stopped)
+        throw new UpstreamError({
+          kind: "protocol",
+          message: "Upstream stream ended before message_stop.",
+        });
+    }
+    return {
+      events: events(),
+      usage: () => convertAnthropicUsage(usage),
+      upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
+    };
+  }
+
+  async countTokens(call: PassthroughCall) {
+    const { max_tokens: _max, stream: _stream, ...body } = call.body;
+    const response = await this.#post("/v1/messages/count_tokens", { ...call, body }, false);
+    return (await response.body.json()) as { input_tokens: number };
+  }
+}
