@@ -8,6 +8,7 @@ import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
+import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
 import { registerModelRoutes } from "./endpoints/models/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
@@ -30,6 +31,8 @@ export function buildApp(
 
   // Model APIs
   registerModelEndpoint(app, services, chatCompletionsEndpoint);
+  registerModelEndpoint(app, services, messagesEndpoint);
+  registerCountTokensRoute(app, services);
   registerModelRoutes(app, services);
 
   // Accounts and operators

@@ -94,7 +94,8 @@ export function registerModelEndpoint<S extends TSchema>(
 ): void {
   const validate = compileValidator(endpoint.body);
   if (!app.hasDecorator("quoteTargets")) app.decorate("quoteTargets", new Map());
-  for (const kind of endpoint.kinds) {
+  // The first endpoint registered for a kind answers its quotes (chat completions for chat).
+  for (const kind of endpoint.kinds.filter((kind) => !app.quoteTargets.has(kind))) {
     app.quoteTargets.set(kind, {
       path: endpoint.path,
       validate,

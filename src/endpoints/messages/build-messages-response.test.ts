@@ -100,7 +100,9 @@ describe("buildMessagesResponse", () => {
     expect(message.content).toEqual([
       { type: "tool_use", id: expect.stringMatching(/^toolu_[\w-]{24}$/), name: "Read", input: {} },
     ]);
-    expect(message.content[0]?.id).toBe(build({ text: null, toolCalls: [{ id: "", name: "Read", arguments: "{}" }] }).content[0]?.id);
+    expect(message.content[0]?.id).toBe(
+      build({ text: null, toolCalls: [{ id: "", name: "Read", arguments: "{}" }] }).content[0]?.id,
+    );
     expect(message.stop_reason).toBe("tool_use");
   });
 

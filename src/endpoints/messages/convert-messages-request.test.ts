@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { convertMessagesRequest } from "./convert-messages-request.ts";
 import type { MessagesRequest } from "./schema.ts";
 
-const ATTRIBUTION = "x-anthropic-billing-header: cc_version=2.1.88.a3f; cc_entrypoint=cli; cch=00000;";
+const ATTRIBUTION =
+  "x-anthropic-billing-header: cc_version=2.1.88.a3f; cc_entrypoint=cli; cch=00000;";
 
 /** A Claude Code main-loop request, trimmed: every quirk the converter must handle. */
 const claudeCodeRequest = {
@@ -239,7 +240,11 @@ describe("convertMessagesRequest", () => {
     );
     expect(options.extraBody).toEqual({ reasoning_effort: effort });
     expect(warnings).toEqual([
-      { type: "compatibility", setting: "thinking", details: `sent as reasoning_effort "${effort}"` },
+      {
+        type: "compatibility",
+        setting: "thinking",
+        details: `sent as reasoning_effort "${effort}"`,
+      },
     ]);
   });
 

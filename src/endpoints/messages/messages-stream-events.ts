@@ -39,7 +39,8 @@ export function messagesErrorFrame(error: unknown): SseFrame {
   const overloaded =
     UpstreamError.isInstance(error) &&
     (error.status === 529 || error.vendorCode === "overloaded_error");
-  const message = error instanceof Error && error.message ? error.message : "Upstream stream failed.";
+  const message =
+    error instanceof Error && error.message ? error.message : "Upstream stream failed.";
   return frame("error", {
     error: { type: overloaded ? "overloaded_error" : "api_error", message },
   });
@@ -64,7 +65,9 @@ class BlockWriter {
     this.#open = undefined;
     const frames: SseFrame[] = [];
     if (open.kind === "thinking") {
-      frames.push(delta(open.index, { type: "signature_delta", signature: signThinking(open.text) }));
+      frames.push(
+        delta(open.index, { type: "signature_delta", signature: signThinking(open.text) }),
+      );
     }
     frames.push(frame("content_block_stop", { index: open.index }));
     return frames;
@@ -115,7 +118,12 @@ class BlockWriter {
     this.characters += part.name.length;
     const frames = this.#start(
       { kind: "tool", index },
-      { type: "tool_use", id: toolUseId(part.id, messageId, part.index), name: part.name, input: {} },
+      {
+        type: "tool_use",
+        id: toolUseId(part.id, messageId, part.index),
+        name: part.name,
+        input: {},
+      },
     );
     frames.push(delta(index, { type: "input_json_delta", partial_json: "" }));
     return frames;

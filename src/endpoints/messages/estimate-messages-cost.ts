@@ -1,0 +1,60 @@
+/**
+ * @module endpoints/messages/estimate-messages-cost
+ * The billing hold of a Messages request (system, messages and tools counted with the real
+ * tokenizer, plus `max_tokens`), and the local `count_tokens` answer for translated routes.
+ */
+import { countTokens, type PricedUsage, priceUsage } from "../../billing/index.ts";
+import type { CatalogModel } from "../../catalog/index.ts";
+import type { CountTokensRequest } from "./schema.ts";
+
+const TOKENIZER_MARGIN = 1.25;
+const IMAGE_TOKENS = 1_600;
+const PER_MESSAGE_OVERHEAD = 4;
+
+function requestText(body: CountTokensRequest): { text: string; images: number } {
+  let images = 0;
+  const parts: string[] = [];
+  const system = body.system;
+  if (typeof system === "string") parts.push(system);
+  else if (system) for (const block of system) parts.push(block.text);
+  for (const message of body.messages) {
+    if (typeof message.content === "string") {
+      parts.push(message.content);
+      continue;
+    }
+    for (const block of message.content) {
+      if (block.type === "image") images += 1;
+      else if (block.type === "text" && "text" in block) parts.push(String(block.text));
+      else parts.push(JSON.stringify(block));
+    }
+  }
+  if (body.tools) parts.push(JSON.stringify(body.tools));
+  return { text: parts.join("\n"), images };
+}
+
+/** The prompt's tokens as the gateway counts them: exact o200k tokens, images and framing. */
+export async function countMessagesTokens(
+  body: CountTokensRequest,
+  options: { exact: boolean },
+): Promise<number> {
+  const { text, images } = requestText(body);
+  return (
+    (await countTokens(text, { exact: options.exact })) +
+    images * IMAGE_TOKENS +
+    body.messages.length * PER_MESSAGE_OVERHEAD
+  );
+}
+
+export async function estimateMessagesCost(
+  body: CountTokensRequest & { max_tokens: number },
+  model: CatalogModel,
+): Promise<PricedUsage> {
+  const input = Math.ceil((await countMessagesTokens(body, { exact: false })) * TOKENIZER_MARGIN);
+  return priceUsage(model.pricing, {
+    tokens: {
+      input: { total: input, cacheRead: 0, cacheWrite: 0 },
+      output: { total: body.max_tokens, reasoning: 0 },
+      source: "estimated",
+    },
+  });
+}

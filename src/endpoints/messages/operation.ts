@@ -1,0 +1,255 @@
+/**
+ * @module endpoints/messages/operation
+ * The transport-free `/v1/messages` operation. A model's routes are tried in order; an
+ * Anthropic-protocol route is served natively (the body and the events pass through, usage read
+ * on the way), any other route is translated to and from the normalized chat model.
+ */
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import type { SseFrame } from "../../http/sse.ts";
+import { attemptRoutes } from "../../routing/index.ts";
+import type {
+  CallWarning,
+  ChatCallOptions,
+  ChatResult,
+  ChatStreamPart,
+  PassthroughResult,
+  PassthroughStream,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { formatWarning } from "../../spec/index.ts";
+import { newId } from "../../store/index.ts";
+import { buildMessagesResponse } from "./build-messages-response.ts";
+import { convertMessagesRequest } from "./convert-messages-request.ts";
+import { countMessagesTokens } from "./estimate-messages-cost.ts";
+import { toMessagesEvents } from "./messages-stream-events.ts";
+import { countOutputTokens, passthroughFrames } from "./passthrough-frames.ts";
+import type { MessagesRequest } from "./schema.ts";
+
+/** Headers a Messages client sends that an Anthropic upstream must receive unchanged. */
+const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"];
+
+export function forwardedHeaders(headers: OperationContext["headers"]): Record<string, string> {
+  const forwarded: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) {
+    const value = headers[name];
+    if (typeof value === "string") forwarded[name] = value;
+  }
+  return forwarded;
+}
+
+/**
+ * Claude Code puts `role: "system"` entries in the middle of `messages`; the Messages API takes
+ * system text only at the top. Each becomes a user turn carrying the text as a system note, in
+ * place, so nothing is lost or reordered (consecutive user turns are merged by the API).
+ */
+export function withoutSystemRole(
+  messages: MessagesRequest["messages"],
+): MessagesRequest["messages"] {
+  if (!messages.some((message) => message.role === "system")) return messages;
+  return messages.map((message) => {
+    if (message.role !== "system") return message;
+    const text =
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((block) => ("text" in block ? String(block.text) : "")).join("\n");
+    return {
+      role: "user",
+      content: [{ type: "text", text: `<system-reminder>\n${text}\n</system-reminder>` }],
+    };
+  });
+}
+
+type Attempt =
+  | { kind: "native-json"; result: PassthroughResult }
+  | { kind: "native-stream"; stream: PassthroughStream }
+  | {
+      kind: "translated-json";
+      result: ChatResult;
+      options: ChatCallOptions;
+      warnings: CallWarning[];
+    }
+  | {
+      kind: "translated-stream";
+      parts: AsyncIterable<ChatStreamPart>;
+      options: ChatCallOptions;
+      warnings: CallWarning[];
+    };
+
+function warningHeaders(warnings: CallWarning[]): Record<string, string> {
+  return warnings.length
+    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ").slice(0, 4000) }
+    : {};
+}
+
+async function estimatedUsage(body: MessagesRequest, outputTokens: number): Promise<TokenUsage> {
+  return {
+    input: { total: await countMessagesTokens(body, { exact: true }), cacheRead: 0, cacheWrite: 0 },
+    output: { total: outputTokens, reasoning: 0 },
+    source: "estimated",
+  };
+}
+
+export async function runMessages(
+  body: MessagesRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const { providers } = context.services;
+  const headers = forwardedHeaders(context.headers);
+  const stream = body.stream === true;
+  const attempt = await attemptRoutes<Attempt>(context.model, async (route) => {
+    const native = providers.messagesPassthrough(route);
+    if (native) {
+      const call = {
+        body: { ...body, model: route.upstreamModel, messages: withoutSystemRole(body.messages) },
+        headers,
+        abortSignal: context.signal,
+      };
+      return stream
+        ? { kind: "native-stream", stream: await native.stream(call) }
+        : { kind: "native-json", result: await native.create(call) };
+    }
+    const chatModel = providers.chatModel(route);
+    if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
+    const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
+    // Coding assistants ask for 32k–64k output tokens; translated upstreams reject more than
+    // their model allows, so the request is capped at the catalog's output limit.
+    const cap = context.model.capabilities?.max_output_tokens;
+    if (cap !== undefined && (options.maxOutputTokens ?? 0) > cap) {
+      warnings.push({
+        type: "compatibility",
+        setting: "max_tokens",
+        details: `capped at ${cap}, the model's limit`,
+      });
+      options.maxOutputTokens = cap;
+    }
+    const call = { ...options, abortSignal: context.signal };
+    return stream
+      ? { kind: "translated-stream", parts: await chatModel.doStream(call), options, warnings }
+      : { kind: "translated-json", result: await chatModel.doGenerate(call), options, warnings };
+  });
+
+  switch (attempt.kind) {
+    case "native-json": {
+      const usage =
+        attempt.result.usage ??
+        (await estimatedUsage(body, countOutputTokens(attempt.result.body)));
+      const { costMicros } = await context.settle(
+        { tokens: usage },
+        { upstreamRequestId: attempt.result.upstreamRequestId },
+      );
+      return {
+        kind: "json",
+        body: { ...attempt.result.body, model: body.model },
+        usage: { tokens: usage },
+        headers: costHeader(costMicros),
+      };
+    }
+    case "translated-json": {
+      const { result } = attempt;
+      const usage =
+        result.usage ??
+        (await estimatedUsage(
+          body,
+          Math.ceil(((result.text ?? "").length + (result.reasoning ?? "").length) / 4),
+        ));
+      const { costMicros } = await context.settle(
+        { tokens: usage },
+        { upstreamRequestId: result.upstreamRequestId },
+      );
+      const message = buildMessagesResponse({
+        id: `msg_${newId("").slice(1)}`,
+        model: body.model,
+        result,
+        usage,
+        stopSequences: body.stop_sequences,
+      });
+      return {
+        kind: "json",
+        body: message,
+        usage: { tokens: usage },
+        headers: {
+          ...warningHeaders([...attempt.warnings, ...result.warnings]),
+          ...costHeader(costMicros),
+        },
+      };
+    }
+    case "native-stream":
+      return nativeStream(body, context, attempt.stream);
+    case "translated-stream":
+      return translatedStream(body, context, attempt.parts, attempt.warnings);
+  }
+}
+
+function costHeader(costMicros: number): Record<string, string> {
+  return { "x-switchyard-cost-micros": String(costMicros) };
+}
+
+function nativeStream(
+  body: MessagesRequest,
+  context: OperationContext,
+  upstream: PassthroughStream,
+): OperationResult {
+  const state = { outputTokens: 0, failed: false };
+  async function* frames(): AsyncGenerator<SseFrame> {
+    for await (const frame of passthroughFrames(upstream.events, body.model, state)) {
+      if (frame.event === "message_stop") {
+        await context.settle(
+          { tokens: upstream.usage() ?? (await estimatedUsage(body, state.outputTokens)) },
+          { upstreamRequestId: upstream.upstreamRequestId },
+        );
+      }
+      yield frame;
+    }
+  }
+  return {
+    kind: "stream",
+    frames: frames(),
+    usage: async () =>
+      state.failed
+        ? undefined
+        : { tokens: upstream.usage() ?? (await estimatedUsage(body, state.outputTokens)) },
+  };
+}
+
+function translatedStream(
+  body: MessagesRequest,
+  context: OperationContext,
+  parts: AsyncIterable<ChatStreamPart>,
+  warnings: CallWarning[],
+): OperationResult {
+  const state = { usage: undefined as TokenUsage | undefined, outputChars: 0, failed: false };
+  async function* counted(): AsyncGenerator<ChatStreamPart> {
+    for await (const part of parts) {
+      if (part.type === "text-delta" || part.type === "reasoning-delta")
+        state.outputChars += part.delta.length;
+      if (part.type === "tool-call-delta") state.outputChars += part.argumentsDelta.length;
+      yield part;
+    }
+  }
+  async function* frames(): AsyncGenerator<SseFrame> {
+    const inputTokens = await countMessagesTokens(body, { exact: false });
+    const id = `msg_${newId("").slice(1)}`;
+    const events = toMessagesEvents(counted(), { id, model: body.model, inputTokens }, (usage) => {
+      state.usage = usage;
+    });
+    for await (const frame of events) {
+      if (frame.event === "error") state.failed = !context.signal.aborted;
+      if (frame.event === "message_stop") {
+        await context.settle({
+          tokens: state.usage ?? (await estimatedUsage(body, Math.ceil(state.outputChars / 4))),
+        });
+      }
+      yield frame;
+    }
+  }
+  return {
+    kind: "stream",
+    frames: frames(),
+    headers: warningHeaders(warnings),
+    usage: async () =>
+      state.failed
+        ? undefined
+        : { tokens: state.usage ?? (await estimatedUsage(body, Math.ceil(state.outputChars / 4))) },
+  };
+}
