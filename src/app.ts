@@ -8,8 +8,10 @@ import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
+import { registerEmbeddingRoutes } from "./endpoints/embeddings/route.ts";
 import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
 import { registerModelRoutes } from "./endpoints/models/route.ts";
+import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
@@ -33,6 +35,8 @@ export function buildApp(
   registerModelEndpoint(app, services, chatCompletionsEndpoint);
   registerModelEndpoint(app, services, messagesEndpoint);
   registerCountTokensRoute(app, services);
+  registerEmbeddingRoutes(app, services);
+  registerSpeechRoutes(app, services);
   registerModelRoutes(app, services);
 
   // Accounts and operators

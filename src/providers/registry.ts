@@ -4,16 +4,27 @@
  * reused; the registry is built by `main.ts` and handed to endpoints as an interface.
  */
 import type { ResolvedRoute } from "../catalog/index.ts";
-import type { ChatModel, MessagesPassthroughModel } from "../spec/index.ts";
+import type {
+  ChatModel,
+  EmbeddingModel,
+  MessagesPassthroughModel,
+  SpeechModel,
+} from "../spec/index.ts";
 import { AnthropicChatModel } from "./anthropic/anthropic-chat-model.ts";
 import { AnthropicPassthrough } from "./anthropic/anthropic-passthrough.ts";
+import { createEmbeddingModels } from "./embeddings.ts";
 import { GeminiChatModel } from "./gemini/gemini-chat-model.ts";
 import type { HttpClient } from "./kit/http-client.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
+import { createSpeechModels } from "./speech.ts";
 
 export interface ProviderRegistry {
   /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
   chatModel(route: ResolvedRoute): ChatModel | undefined;
+  /** The embedding adapter for a route (see `embeddings.ts`), or undefined. */
+  embeddingModel(route: ResolvedRoute): EmbeddingModel | undefined;
+  /** The speech adapter for a route (see `speech.ts`), or undefined. */
+  speechModel(route: ResolvedRoute): SpeechModel | undefined;
   /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
   messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
   /** Closes the upstream connection pool. */
@@ -23,8 +34,12 @@ export interface ProviderRegistry {
 export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   const chatModels = new Map<string, ChatModel>();
   const passthroughs = new Map<string, MessagesPassthroughModel>();
+  const embeddings = createEmbeddingModels(http);
+  const speech = createSpeechModels(http);
   return {
     close: () => http.close(),
+    embeddingModel: (route) => embeddings(route),
+    speechModel: (route) => speech(route),
     messagesPassthrough(route) {
       if (route.adapter !== "anthropic") return undefined;
       const cacheKey = `${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;

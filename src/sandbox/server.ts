@@ -9,9 +9,11 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import { ADMIN_PREFIX, registerAdminRoutes } from "./admin-routes.ts";
 import { registerAnthropicRoutes } from "./anthropic-messages.ts";
+import { registerEmbeddingRoutes as registerSandboxEmbeddingRoutes } from "./embeddings.ts";
 import { registerGeminiRoutes } from "./gemini-generate.ts";
 import { handleChatCompletions, isChatCompletionsPath } from "./openai-chat.ts";
 import { openAIError, openAIErrorForStatus } from "./openai-errors.ts";
+import { registerSpeechRoutes as registerSandboxSpeechRoutes } from "./speech.ts";
 import { type LoggedRequest, SandboxState, type SandboxStats } from "./state.ts";
 
 export type { LoggedRequest, SandboxStats } from "./state.ts";
@@ -98,6 +100,8 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
   registerAdminRoutes(app, state);
   registerAnthropicRoutes(app, state);
   registerGeminiRoutes(app, state);
+  registerSandboxEmbeddingRoutes(app, state);
+  registerSandboxSpeechRoutes(app, state);
   app.post("/*", (request, reply) =>
     isChatCompletionsPath(pathOf(request.url))
       ? handleChatCompletions(request, reply, state)

@@ -3,7 +3,9 @@
  * Provider interfaces, normalized stream parts, usage and warnings. Imports nothing outside itself.
  */
 export * from "./chat-model.ts";
+export * from "./embedding-model.ts";
 export * from "./messages-passthrough.ts";
+export * from "./speech-model.ts";
 export * from "./upstream-error.ts";
 export * from "./usage.ts";
 export * from "./warning.ts";
