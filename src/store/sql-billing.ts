@@ -7,9 +7,10 @@
  * - charge: `amount -cost`, `hold_micros -H`; release: `hold_micros -H`.
  * The unique (request_id, kind) index makes settlement idempotent.
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
-import type { Database, UsageRecordsTable } from "./schema.ts";
+import { queryTemplate } from "./query-template.ts";
+import type { Database, LedgerEntriesTable, UsageRecordsTable } from "./schema.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { BillingStore, UsageQuery, UsageRecord } from "./types.ts";
 
@@ -67,12 +68,8 @@ function fromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
   };
 }
 
-function* entriesFor(db: Kysely<Database>, requestId: string) {
-  const rows = (yield db
-    .selectFrom("ledger_entries")
-    .select(["kind", "hold_micros"])
-    .where("request_id", "=", requestId)
-    .compile()) as Array<{ kind: string; hold_micros: number }>;
+function* entriesFor(entries: Queries["entries"], requestId: string) {
+  const rows = (yield entries({ requestId })) as Array<{ kind: string; hold_micros: number }>;
   return {
     held: rows
       .filter((row) => row.kind === "hold")
@@ -80,6 +77,48 @@ function* entriesFor(db: Kysely<Database>, requestId: string) {
     closed: rows.some((row) => row.kind === "charge" || row.kind === "release"),
   };
 }
+
+/** The hot statements, compiled once (see query-template.ts). */
+function hotQueries(db: Kysely<Database>) {
+  return {
+    entries: queryTemplate((args: { requestId: string }) =>
+      db
+        .selectFrom("ledger_entries")
+        .select(["kind", "hold_micros"])
+        .where("request_id", "=", args.requestId),
+    ),
+    reserve: queryTemplate((args: { accountId: string; amount: number }) =>
+      db
+        .updateTable("accounts")
+        .set({ held_micros: sql`held_micros + ${args.amount}` })
+        .where("id", "=", args.accountId)
+        .where(sql<boolean>`balance_micros - held_micros >= ${args.amount}`)
+        .returning("id"),
+    ),
+    available: queryTemplate((args: { accountId: string }) =>
+      db
+        .selectFrom("accounts")
+        .select(["balance_micros", "held_micros"])
+        .where("id", "=", args.accountId),
+    ),
+    insertLedger: queryTemplate((row: Insertable<LedgerEntriesTable>) =>
+      db.insertInto("ledger_entries").values(row),
+    ),
+    charge: queryTemplate((args: { accountId: string; cost: number; held: number }) =>
+      db
+        .updateTable("accounts")
+        .set({
+          balance_micros: sql`balance_micros - ${args.cost}`,
+          held_micros: sql`held_micros - ${args.held}`,
+        })
+        .where("id", "=", args.accountId),
+    ),
+    insertUsage: queryTemplate((row: UsageRecordsTable) =>
+      db.insertInto("usage_records").values(row),
+    ),
+  };
+}
+type Queries = ReturnType<typeof hotQueries>;
 
 function ledgerRow(
   record: UsageRecord,
@@ -117,88 +156,56 @@ export function sqlBillingStore(
   dialect: "sqlite" | "postgres",
   transactions: TransactionRunner,
 ): BillingStore {
+  const q = hotQueries(db);
   return {
     placeHold({ requestId, accountId, keyId, model, amountMicros }) {
       return transactions.run(function* () {
-        const updated = yield db
-          .updateTable("accounts")
-          .set({ held_micros: sql`held_micros + ${amountMicros}` })
-          .where("id", "=", accountId)
-          .where(sql<boolean>`balance_micros - held_micros >= ${amountMicros}`)
-          .returning("id")
-          .compile();
+        const updated = yield q.reserve({ accountId, amount: amountMicros });
         if (updated.length === 0) {
-          const [account] = (yield db
-            .selectFrom("accounts")
-            .select(["balance_micros", "held_micros"])
-            .where("id", "=", accountId)
-            .compile()) as Array<{ balance_micros: number; held_micros: number }>;
+          const [account] = (yield q.available({ accountId })) as Array<{
+            balance_micros: number;
+            held_micros: number;
+          }>;
           const availableMicros = account
             ? Number(account.balance_micros) - Number(account.held_micros)
             : 0;
           return { placed: false as const, availableMicros };
         }
-        yield db
-          .insertInto("ledger_entries")
-          .values({
-            id: newId("led"),
-            account_id: accountId,
-            kind: "hold",
-            amount_micros: 0,
-            hold_micros: amountMicros,
-            request_id: requestId,
-            key_id: keyId,
-            model,
-            breakdown: null,
-            reason: null,
-            created_at: Date.now(),
-          })
-          .compile();
+        yield q.insertLedger({
+          id: newId("led"),
+          account_id: accountId,
+          kind: "hold",
+          amount_micros: 0,
+          hold_micros: amountMicros,
+          request_id: requestId,
+          key_id: keyId,
+          model,
+          breakdown: null,
+          reason: null,
+          created_at: Date.now(),
+        });
         return { placed: true as const };
       });
     },
 
     settle(record) {
       return transactions.run(function* () {
-        const { held, closed } = yield* entriesFor(db, record.requestId);
+        const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return { alreadySettled: true };
-        yield db
-          .insertInto("ledger_entries")
-          .values(ledgerRow(record, "charge", -record.costMicros, -held, null))
-          .compile();
-        yield db
-          .updateTable("accounts")
-          .set({
-            balance_micros: sql`balance_micros - ${record.costMicros}`,
-            held_micros: sql`held_micros - ${held}`,
-          })
-          .where("id", "=", record.accountId)
-          .compile();
-        yield db
-          .insertInto("usage_records")
-          .values(toRow({ ...record, heldMicros: held }))
-          .compile();
+        yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
+        yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
+        yield q.insertUsage(toRow({ ...record, heldMicros: held }));
         return { alreadySettled: false };
       });
     },
 
     releaseHold(record, reason) {
       return transactions.run(function* () {
-        const { held, closed } = yield* entriesFor(db, record.requestId);
+        const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return;
-        yield db
-          .insertInto("ledger_entries")
-          .values(ledgerRow(record, "release", 0, -held, reason))
-          .compile();
-        yield db
-          .updateTable("accounts")
-          .set({ held_micros: sql`held_micros - ${held}` })
-          .where("id", "=", record.accountId)
-          .compile();
-        yield db
-          .insertInto("usage_records")
-          .values(toRow({ ...record, heldMicros: held, costMicros: 0 }))
-          .compile();
+        yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
+        yield q.charge({ accountId: record.accountId, cost: 0, held });
+        yield q.insertUsage(toRow({ ...record, heldMicros: held, costMicros: 0 }));
       });
     },
 
@@ -222,7 +229,7 @@ export function sqlBillingStore(
       let released = 0;
       for (const hold of open) {
         const done = await transactions.run(function* () {
-          const { closed } = yield* entriesFor(db, hold.request_id ?? "");
+          const { closed } = yield* entriesFor(q.entries, hold.request_id ?? "");
           if (closed) return false;
           const { seq: _seq, ...entry } = hold;
           yield db

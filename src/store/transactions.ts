@@ -5,10 +5,11 @@
  * - PostgreSQL: the body runs in a Kysely transaction, awaiting each query.
  * - SQLite: the body runs synchronously with cached prepared statements, so no other work can
  *   interleave and nothing waits on a connection lock across event-loop turns. Bodies that
- *   arrive in the same event-loop turn are group-committed: one `BEGIN IMMEDIATE … COMMIT`, each
- *   body inside its own savepoint (so one failing body rolls back alone), and every caller's
- *   promise settles only after the shared COMMIT. Under load this turns one WAL commit per
- *   hold or charge into one per batch; a lone request waits at most one `setImmediate`.
+ *   arrive in the same event-loop turn are group-committed: one `BEGIN IMMEDIATE … COMMIT` for
+ *   all of them, and every caller's promise settles only after that COMMIT. If any body throws,
+ *   the batch rolls back and each body is run again in a transaction of its own, so only the
+ *   failing one fails. Under load this turns one WAL commit per hold or charge into one per
+ *   batch; a lone request waits at most one `setImmediate`.
  */
 import type SQLite from "better-sqlite3";
 import type { CompiledQuery, Kysely } from "kysely";
@@ -57,8 +58,7 @@ export function sqliteTransactions(
     statement.run(parameters);
     return [];
   };
-  // Called inside the batch transaction, better-sqlite3 turns this into a SAVEPOINT.
-  const runBody = sqlite.transaction((body: TransactionBody<unknown>) => {
+  const runSteps = (body: TransactionBody<unknown>): unknown => {
     const steps = body();
     let rows: Record<string, unknown>[] = [];
     for (;;) {
@@ -66,32 +66,32 @@ export function sqliteTransactions(
       if (step.done) return step.value;
       rows = execute(step.value);
     }
-  });
+  };
   const runBatch = sqlite.transaction((batch: Pending[]) =>
-    batch.map((pending) => {
-      try {
-        return { ok: true as const, value: runBody(pending.body) };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    }),
+    batch.map((pending) => runSteps(pending.body)),
   );
+  const runAlone = sqlite.transaction(runSteps);
 
   let queue: Pending[] = [];
   const flush = () => {
     const batch = queue;
     queue = [];
+    let values: unknown[];
     try {
-      const outcomes = runBatch.immediate(batch);
-      outcomes.forEach((outcome, index) => {
-        const pending = batch[index]!;
-        if (outcome.ok) pending.resolve(outcome.value);
-        else pending.reject(outcome.error);
-      });
-    } catch (error) {
-      // The shared COMMIT failed: nothing in the batch was written.
-      for (const pending of batch) pending.reject(error);
+      values = runBatch.immediate(batch);
+    } catch {
+      // Something in the batch failed and the whole batch rolled back: run each body in its own
+      // transaction so only the failing one fails.
+      for (const pending of batch) {
+        try {
+          pending.resolve(runAlone.immediate(pending.body));
+        } catch (error) {
+          pending.reject(error);
+        }
+      }
+      return;
     }
+    values.forEach((value, index) => batch[index]!.resolve(value));
   };
 
   return {

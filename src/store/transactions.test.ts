@@ -1,0 +1,52 @@
+import SQLite from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { describe, expect, it } from "vitest";
+import { sqliteTransactions } from "./transactions.ts";
+
+interface Table {
+  items: { id: string; amount: number };
+}
+
+function setup(log: string[] = []) {
+  const sqlite = new SQLite(":memory:", { verbose: (statement) => log.push(String(statement)) });
+  sqlite.exec("create table items (id text primary key, amount integer not null)");
+  const db = new Kysely<Table>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const transactions = sqliteTransactions(sqlite, { prepare: (text) => sqlite.prepare(text) });
+  const insert = (id: string, amount: number) =>
+    transactions.run(function* () {
+      yield db.insertInto("items").values({ id, amount }).compile();
+      const rows = yield db.selectFrom("items").select("amount").where("id", "=", id).compile();
+      return rows[0]?.amount;
+    });
+  return { sqlite, insert };
+}
+
+describe("sqliteTransactions", () => {
+  it("group-commits bodies started in the same turn and returns each body's result", async () => {
+    const log: string[] = [];
+    const { sqlite, insert } = setup(log);
+    log.length = 0;
+    const results = await Promise.all([insert("a", 1), insert("b", 2), insert("c", 3)]);
+    expect(results).toEqual([1, 2, 3]);
+    expect(log.filter((statement) => /^begin/i.test(statement))).toHaveLength(1);
+    expect(log.filter((statement) => /^insert/i.test(statement))).toHaveLength(3);
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(1);
+    expect(sqlite.prepare("select count(*) as n from items").get()).toEqual({ n: 3 });
+  });
+
+  it("fails only the failing body of a batch; the others are committed", async () => {
+    const { sqlite, insert } = setup();
+    await insert("dup", 1);
+    const outcomes = await Promise.allSettled([insert("x", 1), insert("dup", 2), insert("y", 3)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    expect(sqlite.prepare("select id, amount from items order by id").all()).toEqual([
+      { id: "dup", amount: 1 },
+      { id: "x", amount: 1 },
+      { id: "y", amount: 3 },
+    ]);
+  });
+});
