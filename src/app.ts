@@ -9,6 +9,7 @@ import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
 import { registerEmbeddingRoutes } from "./endpoints/embeddings/route.ts";
+import { imageGenerationsEndpoint, registerImageEditRoutes } from "./endpoints/images/routes.ts";
 import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
 import { registerModelRoutes } from "./endpoints/models/route.ts";
 import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
@@ -37,6 +38,8 @@ export function buildApp(
   registerCountTokensRoute(app, services);
   registerEmbeddingRoutes(app, services);
   registerSpeechRoutes(app, services);
+  registerModelEndpoint(app, services, imageGenerationsEndpoint);
+  registerImageEditRoutes(app, services);
   registerModelRoutes(app, services);
 
   // Accounts and operators

@@ -17,6 +17,8 @@ export const ConfigSchema = Type.Object(
         public_url: Type.Optional(Type.String()),
         /** Seconds SIGTERM waits for in-flight requests before closing. */
         shutdown_grace_seconds: Type.Integer({ minimum: 0, default: 30 }),
+        /** A `: keep-alive` comment is sent on a stream silent this long (milliseconds). */
+        sse_heartbeat_ms: Type.Integer({ minimum: 50, default: 15_000 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -87,6 +87,31 @@ export const ERROR_CATALOGUE = {
     message: "The model '{model}' is a {actual} model and cannot be used on {path}.",
   },
 
+  // Images (`/v1/images/edits`, and `imgmodel` generations)
+  invalid_image_format: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The file '{filename}' is {actual}; {model} accepts {accepted}.",
+  },
+  invalid_image: { status: 400, type: "invalid_request_error", message: "{detail}" },
+  invalid_mask: { status: 400, type: "invalid_request_error", message: "{detail}" },
+  mask_not_supported: {
+    status: 400,
+    type: "invalid_request_error",
+    message:
+      "The model '{model}' does not support masks (local editing); send the edit without 'mask'.",
+  },
+  too_many_images: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The model '{model}' takes at most {max} image(s) per edit; {count} were sent.",
+  },
+  unsupported_size: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The size '{size}' is not supported by {model} here; use {allowed}.",
+  },
+
   // Accounts and keys
   account_exists: {
     status: 409,

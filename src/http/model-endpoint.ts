@@ -11,14 +11,14 @@ import { type Caller, readBearer } from "../auth/index.ts";
 import type { PricedUsage, Reservation, SettleDetails, Settlement } from "../billing/index.ts";
 import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
-import type { QuotaLease } from "../limits/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
 import { registerRouteDoc } from "./openapi.ts";
 import type { Services } from "./services.ts";
-import { type SseFrame, writeSse } from "./sse.ts";
+import type { SseFrame } from "./sse.ts";
 import { compileValidator } from "./validate.ts";
+import { writeLongResult } from "./write-result.ts";
 
 export interface OperationContext {
   requestId: string;
@@ -45,6 +45,14 @@ export type OperationResult =
        */
       usage(): Promise<Usage | undefined>;
       headers?: Record<string, string>;
+    }
+  | {
+      /** Raw bytes (audio) written as they come; `usage` as for streams. */
+      kind: "binary";
+      contentType: string;
+      body: AsyncIterable<Uint8Array>;
+      usage(): Promise<Usage | undefined>;
+      headers?: Record<string, string>;
     };
 
 export interface ModelEndpoint<S extends TSchema> {
@@ -55,7 +63,11 @@ export interface ModelEndpoint<S extends TSchema> {
   /** Catalog endpoint kinds this path serves. */
   kinds: EndpointKind[];
   body: S;
+  /** Media type of the request body when it is not JSON (`multipart/form-data`), for OpenAPI. */
+  bodyContentType?: string;
   response?: TSchema;
+  /** Media type of a non-JSON success body (e.g. `audio/mpeg`), for the OpenAPI document. */
+  responseContentType?: string;
   dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
@@ -108,7 +120,9 @@ export function registerModelEndpoint<S extends TSchema>(
     summary: endpoint.summary,
     tags: endpoint.tags,
     body: endpoint.body,
+    bodyContentType: endpoint.bodyContentType,
     response: endpoint.response,
+    responseContentType: endpoint.responseContentType,
   });
 
   // Authenticate before the body is read: an anonymous client gets its 401 without the
@@ -217,11 +231,12 @@ export function registerModelEndpoint<S extends TSchema>(
           lease.release();
           return reply.send(result.body);
         }
-        await streamResult(request, reply, result, {
+        await writeLongResult(request, reply, result, {
           lease,
           abort,
           settle,
           release: (reason) => reservation!.release(reason),
+          heartbeatMs: services.config.server.sse_heartbeat_ms,
         });
         finish(request, services, {
           model: catalogModel,
@@ -239,44 +254,6 @@ export function registerModelEndpoint<S extends TSchema>(
       }
     },
   });
-}
-
-async function streamResult(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  result: Extract<OperationResult, { kind: "stream" }>,
-  control: {
-    lease: QuotaLease;
-    abort: AbortController;
-    settle(usage: Usage): Promise<Settlement>;
-    release(reason: string): Promise<void>;
-  },
-): Promise<void> {
-  reply.hijack();
-  const response = reply.raw;
-  response.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    ...control.lease.headers,
-    ...result.headers,
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-  });
-  try {
-    await writeSse(response, result.frames, { signal: control.abort.signal });
-  } catch (error) {
-    request.log.warn({ err: error }, "stream ended with an error");
-  } finally {
-    // Charge what was produced, even when the client went away mid-stream; an upstream failure
-    // is charged nothing.
-    const usage = await result.usage();
-    await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
-      (error: unknown) => request.log.error({ err: error }, "settlement failed"),
-    );
-    control.lease.release();
-    if (!response.writableEnded) response.end();
-  }
 }
 
 function finish(

@@ -7,6 +7,7 @@ import type { ResolvedRoute } from "../catalog/index.ts";
 import type {
   ChatModel,
   EmbeddingModel,
+  ImageModel,
   MessagesPassthroughModel,
   SpeechModel,
 } from "../spec/index.ts";
@@ -14,6 +15,7 @@ import { AnthropicChatModel } from "./anthropic/anthropic-chat-model.ts";
 import { AnthropicPassthrough } from "./anthropic/anthropic-passthrough.ts";
 import { createEmbeddingModels } from "./embeddings.ts";
 import { GeminiChatModel } from "./gemini/gemini-chat-model.ts";
+import { createImageModels } from "./images.ts";
 import type { HttpClient } from "./kit/http-client.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
 import { createSpeechModels } from "./speech.ts";
@@ -25,6 +27,8 @@ export interface ProviderRegistry {
   embeddingModel(route: ResolvedRoute): EmbeddingModel | undefined;
   /** The speech adapter for a route (see `speech.ts`), or undefined. */
   speechModel(route: ResolvedRoute): SpeechModel | undefined;
+  /** The image adapter for a route (see `images.ts`), or undefined. */
+  imageModel(route: ResolvedRoute): ImageModel | undefined;
   /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
   messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
   /** Closes the upstream connection pool. */
@@ -40,6 +44,7 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
     close: () => http.close(),
     embeddingModel: (route) => embeddings(route),
     speechModel: (route) => speech(route),
+    imageModel: createImageModels(http),
     messagesPassthrough(route) {
       if (route.adapter !== "anthropic") return undefined;
       const cacheKey = `${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;

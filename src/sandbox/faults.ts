@@ -4,7 +4,8 @@
  * header, else the last `[[sandbox:…]]` directive in the message texts) and how it parses.
  *
  * Syntax: semicolon-separated items, each `key=value` or a bare flag, e.g.
- * `status=429;retry-after=1`, `delay=200;chunk-delay=50`, `drop=3`, `hang`, `no-usage;words=5`.
+ * `status=429;retry-after=1`, `delay=200;chunk-delay=50`, `drop=3`, `hang`, `no-usage;words=5`,
+ * `code=DataInspectionFailed`.
  */
 
 export interface FaultSpec {
@@ -34,6 +35,11 @@ export interface FaultSpec {
   cacheWriteTokens?: number;
   /** Think aloud first: this many reasoning words, sent as `reasoning_content` and billed. */
   reasoningWords?: number;
+  /**
+   * Answer with the vendor error of this code (e.g. `DataInspectionFailed`,
+   * `moderation_blocked`) and the status the vendor sends with it. Honoured by the image APIs.
+   */
+  code?: string;
 }
 
 export type FaultParseResult = { ok: true; fault: FaultSpec } | { ok: false; message: string };
@@ -109,6 +115,11 @@ export function parseFaultSpec(spec: string): FaultParseResult {
         return { ok: false, message: `fault status must be an integer 400-599, got '${value}'` };
       }
       fault.status = status;
+    } else if (key === "code") {
+      if (!/^[A-Za-z][\w.]*$/.test(value)) {
+        return { ok: false, message: `fault code must be a vendor error code, got '${value}'` };
+      }
+      fault.code = value;
     } else if (key === "retry-after") {
       if (!/^\d+(\.\d+)?$/.test(value)) {
         return { ok: false, message: `fault retry-after must be a number of seconds` };

@@ -15,6 +15,7 @@ import type { ChatRequest } from "./chat-request.ts";
 import { closeSignal, sleep, untilClosed } from "./connection.ts";
 import { countTokens, pickWords, stableHash } from "./deterministic-text.ts";
 import { type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
+import { type EmbedMethod, handleGeminiEmbed } from "./gemini-embed.ts";
 import {
   GOOGLE_INVALID_KEY,
   googleError,
@@ -33,8 +34,19 @@ export const GEMINI_PREFIX = "/gemini/v1beta";
 /** Words of the thought summary sent for `includeThoughts` (fewer if the budget is smaller). */
 export const THOUGHT_WORDS = 12;
 
-type Method = "generateContent" | "streamGenerateContent" | "countTokens";
-const METHODS: readonly string[] = ["generateContent", "streamGenerateContent", "countTokens"];
+type Method =
+  | "generateContent"
+  | "streamGenerateContent"
+  | "countTokens"
+  | "embedContent"
+  | "batchEmbedContents";
+const METHODS: readonly string[] = [
+  "generateContent",
+  "streamGenerateContent",
+  "countTokens",
+  "embedContent",
+  "batchEmbedContents",
+];
 
 function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -204,6 +216,9 @@ export async function handleGeminiModelCall(
   switch (target.method as Method) {
     case "countTokens":
       return countTokensRoute(request, reply, state, target.model);
+    case "embedContent":
+    case "batchEmbedContents":
+      return handleGeminiEmbed(request, reply, state, target.model, target.method as EmbedMethod);
     case "streamGenerateContent":
       return generate(request, reply, state, target.model, true);
     default:

@@ -9,8 +9,13 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import { ADMIN_PREFIX, registerAdminRoutes } from "./admin-routes.ts";
 import { registerAnthropicRoutes } from "./anthropic-messages.ts";
-import { registerEmbeddingRoutes as registerSandboxEmbeddingRoutes } from "./embeddings.ts";
+import {
+  handleOpenAIEmbeddings,
+  isEmbeddingsPath,
+  registerEmbeddingRoutes as registerSandboxEmbeddingRoutes,
+} from "./embeddings.ts";
 import { registerGeminiRoutes } from "./gemini-generate.ts";
+import { registerImageRoutes } from "./image-routes.ts";
 import { handleChatCompletions, isChatCompletionsPath } from "./openai-chat.ts";
 import { openAIError, openAIErrorForStatus } from "./openai-errors.ts";
 import { registerSpeechRoutes as registerSandboxSpeechRoutes } from "./speech.ts";
@@ -102,11 +107,13 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
   registerGeminiRoutes(app, state);
   registerSandboxEmbeddingRoutes(app, state);
   registerSandboxSpeechRoutes(app, state);
-  app.post("/*", (request, reply) =>
-    isChatCompletionsPath(pathOf(request.url))
-      ? handleChatCompletions(request, reply, state)
-      : reply.callNotFound(),
-  );
+  registerImageRoutes(app, state);
+  app.post("/*", (request, reply) => {
+    const path = pathOf(request.url);
+    if (isChatCompletionsPath(path)) return handleChatCompletions(request, reply, state);
+    if (isEmbeddingsPath(path)) return handleOpenAIEmbeddings(request, reply, state);
+    return reply.callNotFound();
+  });
   return app;
 }
 

@@ -91,7 +91,9 @@ export function sqliteTransactions(
       }
       return;
     }
-    values.forEach((value, index) => batch[index]!.resolve(value));
+    values.forEach((value, index) => {
+      batch[index]!.resolve(value);
+    });
   };
 
   return {

@@ -1,8 +1,33 @@
 /**
  * @module endpoints/embeddings/route
- * `POST /v1/embeddings` (registered by `registerEmbeddingRoutes`).
+ * `POST /v1/embeddings` (registered by `registerEmbeddingRoutes`): the endpoint declaration.
+ * The pipeline in `http/model-endpoint` does auth, model checks, validation, quotas and the
+ * billing hold; `operation.ts` splits, calls and assembles.
  */
 import type { FastifyInstance } from "fastify";
+import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
 import type { Services } from "../../http/services.ts";
+import { estimateEmbeddingCost } from "./estimate-embedding-cost.ts";
+import { runEmbeddings } from "./operation.ts";
+import { EmbeddingRequest, EmbeddingResponse } from "./schema.ts";
+import { validateEmbeddingRequest } from "./validate-embedding-request.ts";
 
-export function registerEmbeddingRoutes(_app: FastifyInstance, _services: Services): void {}
+export const embeddingsEndpoint: ModelEndpoint<typeof EmbeddingRequest> = {
+  method: "POST",
+  path: "/v1/embeddings",
+  summary:
+    "Create embeddings (OpenAI protocol): a string or a batch of strings; large batches are split " +
+    "by the upstream's limits and the vectors come back in `index` order.",
+  tags: ["embeddings"],
+  kinds: ["embedding"],
+  body: EmbeddingRequest,
+  response: EmbeddingResponse,
+  dialect: "gateway",
+  validateForModel: validateEmbeddingRequest,
+  estimateCost: estimateEmbeddingCost,
+  run: runEmbeddings,
+};
+
+export function registerEmbeddingRoutes(app: FastifyInstance, services: Services): void {
+  registerModelEndpoint(app, services, embeddingsEndpoint);
+}

@@ -50,10 +50,12 @@ export async function estimateMessagesCost(
   model: CatalogModel,
 ): Promise<PricedUsage> {
   const input = Math.ceil((await countMessagesTokens(body, { exact: false })) * TOKENIZER_MARGIN);
+  // Every route caps `max_tokens` at the model's output limit (see operation.ts).
+  const output = Math.min(body.max_tokens, model.capabilities?.max_output_tokens ?? Infinity);
   return priceUsage(model.pricing, {
     tokens: {
       input: { total: input, cacheRead: 0, cacheWrite: 0 },
-      output: { total: body.max_tokens, reasoning: 0 },
+      output: { total: output, reasoning: 0 },
       source: "estimated",
     },
   });

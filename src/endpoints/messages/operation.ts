@@ -61,8 +61,8 @@ export function withoutSystemRole(
 }
 
 type Attempt =
-  | { kind: "native-json"; result: PassthroughResult }
-  | { kind: "native-stream"; stream: PassthroughStream }
+  | { kind: "native-json"; result: PassthroughResult; warnings: CallWarning[] }
+  | { kind: "native-stream"; stream: PassthroughStream; warnings: CallWarning[] }
   | {
       kind: "translated-json";
       result: ChatResult;
@@ -97,31 +97,41 @@ export async function runMessages(
   const { providers } = context.services;
   const headers = forwardedHeaders(context.headers);
   const stream = body.stream === true;
+  // Coding assistants size `max_tokens` for the model they think they talk to (Claude Code: up
+  // to 128k); upstreams reject more than the model allows, so it is capped at the catalog's
+  // output limit on every route.
+  const cap = context.model.capabilities?.max_output_tokens;
+  const capped = cap !== undefined && body.max_tokens > cap ? cap : undefined;
+  const capWarning: CallWarning = {
+    type: "compatibility",
+    setting: "max_tokens",
+    details: `capped at ${cap}, the model's limit`,
+  };
   const attempt = await attemptRoutes<Attempt>(context.model, async (route) => {
     const native = providers.messagesPassthrough(route);
     if (native) {
       const call = {
-        body: { ...body, model: route.upstreamModel, messages: withoutSystemRole(body.messages) },
+        body: {
+          ...body,
+          model: route.upstreamModel,
+          messages: withoutSystemRole(body.messages),
+          ...(capped === undefined ? {} : withMaxTokens(body, capped)),
+        },
         headers,
         abortSignal: context.signal,
       };
+      const warnings = capped === undefined ? [] : [capWarning];
       return stream
-        ? { kind: "native-stream", stream: await native.stream(call) }
-        : { kind: "native-json", result: await native.create(call) };
+        ? { kind: "native-stream", stream: await native.stream(call), warnings }
+        : { kind: "native-json", result: await native.create(call), warnings };
     }
     const chatModel = providers.chatModel(route);
     if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
     const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
-    // Coding assistants ask for 32k–64k output tokens; translated upstreams reject more than
-    // their model allows, so the request is capped at the catalog's output limit.
-    const cap = context.model.capabilities?.max_output_tokens;
-    if (cap !== undefined && (options.maxOutputTokens ?? 0) > cap) {
-      warnings.push({
-        type: "compatibility",
-        setting: "max_tokens",
-        details: `capped at ${cap}, the model's limit`,
-      });
-      options.maxOutputTokens = cap;
+    if (context.model.capabilities?.reasoning === false) dropReasoning(options, warnings);
+    if (capped !== undefined) {
+      warnings.push(capWarning);
+      options.maxOutputTokens = capped;
     }
     const call = { ...options, abortSignal: context.signal };
     return stream
@@ -142,7 +152,7 @@ export async function runMessages(
         kind: "json",
         body: { ...attempt.result.body, model: body.model },
         usage: { tokens: usage },
-        headers: costHeader(costMicros),
+        headers: { ...warningHeaders(attempt.warnings), ...costHeader(costMicros) },
       };
     }
     case "translated-json": {
@@ -175,10 +185,45 @@ export async function runMessages(
       };
     }
     case "native-stream":
-      return nativeStream(body, context, attempt.stream);
+      return nativeStream(body, context, attempt.stream, attempt.warnings);
     case "translated-stream":
       return translatedStream(body, context, attempt.parts, attempt.warnings);
   }
+}
+
+/**
+ * Claude Code asks for thinking on every request, and vendors refuse `reasoning_effort` for a
+ * model that does not reason (OpenAI: 400 `unsupported_parameter`), so it is not sent to one.
+ */
+function dropReasoning(options: ChatCallOptions, warnings: CallWarning[]): void {
+  if (options.extraBody?.reasoning_effort === undefined) return;
+  const { reasoning_effort: _dropped, ...rest } = options.extraBody;
+  if (Object.keys(rest).length) options.extraBody = rest;
+  else delete options.extraBody;
+  const index = warnings.findIndex(
+    (warning) => "setting" in warning && warning.setting === "thinking",
+  );
+  const warning: CallWarning = {
+    type: "unsupported",
+    setting: "thinking",
+    details: "dropped: the model does not reason",
+  };
+  if (index === -1) warnings.push(warning);
+  else warnings[index] = warning;
+}
+
+/**
+ * `max_tokens` lowered to `cap`, and a thinking budget kept below it (Anthropic requires
+ * `budget_tokens < max_tokens`).
+ */
+function withMaxTokens(body: MessagesRequest, cap: number): Partial<MessagesRequest> {
+  const budget = body.thinking?.budget_tokens;
+  return {
+    max_tokens: cap,
+    ...(body.thinking && budget !== undefined && budget >= cap
+      ? { thinking: { ...body.thinking, budget_tokens: cap - 1 } }
+      : {}),
+  };
 }
 
 function costHeader(costMicros: number): Record<string, string> {
@@ -189,6 +234,7 @@ function nativeStream(
   body: MessagesRequest,
   context: OperationContext,
   upstream: PassthroughStream,
+  warnings: CallWarning[],
 ): OperationResult {
   const state = { outputTokens: 0, failed: false };
   async function* frames(): AsyncGenerator<SseFrame> {
@@ -205,6 +251,7 @@ function nativeStream(
   return {
     kind: "stream",
     frames: frames(),
+    headers: warningHeaders(warnings),
     usage: async () =>
       state.failed
         ? undefined

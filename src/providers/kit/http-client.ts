@@ -30,7 +30,8 @@ export interface RequestInit {
 }
 
 export interface HttpClient {
-  post(url: string, init: RequestInit & { body: string }): Promise<UpstreamResponse>;
+  /** `body` is JSON text, or raw bytes (e.g. a multipart form for image edits). */
+  post(url: string, init: RequestInit & { body: string | Uint8Array }): Promise<UpstreamResponse>;
   get(url: string, init: RequestInit): Promise<UpstreamResponse>;
   /** A client whose calls use these timeouts unless a call says otherwise (per-route timeouts). */
   withTimeouts(timeouts: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>): HttpClient;
@@ -56,7 +57,7 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
   async function send(
     method: "GET" | "POST",
     url: string,
-    init: RequestInit & { body?: string },
+    init: RequestInit & { body?: string | Uint8Array },
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
     const firstByte = new AbortController();

@@ -1,0 +1,175 @@
+/**
+ * @module endpoints/embeddings/operation
+ * The transport-free embedding request: picks a route (fallback between routes as for chat),
+ * splits the batch by the route adapter's per-call limits, runs the parts concurrently with
+ * retries, and answers OpenAI's list with the vectors in `index` order, fitted to the requested
+ * size and encoded as asked. Usage is the upstream's token count summed over the parts; a part
+ * whose upstream reports none (Gemini) is counted by the gateway and the usage marked estimated.
+ * If any part fails, the request fails and nothing is charged.
+ */
+import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
+import type { ResolvedRoute } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { attemptRoutes } from "../../routing/index.ts";
+import {
+  type CallWarning,
+  type EmbeddingModel,
+  type EmbeddingResult,
+  formatWarning,
+} from "../../spec/index.ts";
+import { encodeEmbedding, fitDimensions } from "./encode-embedding.ts";
+import { embeddingTokenUsage, TOKENIZER_MARGIN } from "./estimate-embedding-cost.ts";
+import { defaultBackoffMs, runEmbeddingBatch } from "./run-embedding-batch.ts";
+import type { EmbeddingRequest } from "./schema.ts";
+import { type BatchPart, splitEmbeddingBatch } from "./split-embedding-batch.ts";
+import { inputTexts } from "./validate-embedding-request.ts";
+
+/** Upstream calls of one request in flight at once. */
+export const EMBEDDING_CONCURRENCY = 4;
+/** Tries per part (the first included) before the request fails. */
+export const EMBEDDING_ATTEMPTS = 3;
+
+interface RouteOutcome {
+  route: ResolvedRoute;
+  parts: BatchPart[];
+  results: EmbeddingResult[];
+}
+
+function adapterFor(context: OperationContext, route: ResolvedRoute): EmbeddingModel {
+  const adapter = context.services.providers.embeddingModel(route);
+  if (!adapter) throw new GatewayError("provider_not_configured", { model: context.model.id });
+  return adapter;
+}
+
+/** The parts this route's adapter needs: its input cap (and the catalog's), its token cap. */
+async function planParts(
+  texts: string[],
+  adapter: EmbeddingModel,
+  catalogCap: number | undefined,
+): Promise<BatchPart[]> {
+  const maxInputs = Math.min(adapter.maxInputsPerCall, catalogCap ?? Number.POSITIVE_INFINITY);
+  const noTokens = texts.map(() => 0);
+  if (adapter.maxTokensPerCall === undefined) return splitEmbeddingBatch(noTokens, { maxInputs });
+  // Our tokenizer is not the vendor's: keep a margin below its cap. Texts are counted exactly
+  // up to the tokenizer's limit and bounded by their byte length above it (never below the
+  // truth), so counting stays cheap and a part stays under the vendor's cap.
+  const counts = await Promise.all(
+    texts.map((text) => countTokens(text, { exact: text.length <= TOKENIZE_LIMIT_CHARS })),
+  );
+  return splitEmbeddingBatch(counts, {
+    maxInputs,
+    maxTokens: Math.floor(adapter.maxTokensPerCall / TOKENIZER_MARGIN),
+  });
+}
+
+async function embedOnRoute(
+  route: ResolvedRoute,
+  texts: string[],
+  dimensions: number | undefined,
+  context: OperationContext,
+): Promise<RouteOutcome> {
+  const adapter = adapterFor(context, route);
+  const parts = await planParts(texts, adapter, context.model.capabilities?.max_inputs_per_call);
+  const results = await runEmbeddingBatch(
+    parts,
+    (part, signal) =>
+      adapter.doEmbed({
+        upstreamModel: route.upstreamModel,
+        inputs: texts.slice(part.start, part.end),
+        ...(dimensions === undefined ? {} : { dimensions }),
+        abortSignal: signal,
+      }),
+    {
+      concurrency: EMBEDDING_CONCURRENCY,
+      maxAttempts: EMBEDDING_ATTEMPTS,
+      backoffMs: defaultBackoffMs,
+      signal: context.signal,
+    },
+  );
+  return { route, parts, results };
+}
+
+/** Tokens of every part: the upstream's count, else the gateway's exact count of its texts. */
+async function sumTokens(
+  texts: string[],
+  { parts, results }: RouteOutcome,
+): Promise<{ total: number; estimated: boolean }> {
+  let total = 0;
+  let estimated = false;
+  for (const part of parts) {
+    const reported = results[part.index]?.tokens;
+    if (reported !== undefined) {
+      total += reported;
+      continue;
+    }
+    estimated = true;
+    for (const text of texts.slice(part.start, part.end))
+      total += await countTokens(text, { exact: true });
+  }
+  return { total, estimated };
+}
+
+export async function runEmbeddings(
+  body: EmbeddingRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const texts = inputTexts(body.input);
+  const dimensions = body.dimensions ?? context.model.capabilities?.default_dimensions;
+  const format = body.encoding_format ?? "float";
+  const outcome = await attemptRoutes(
+    context.model,
+    (route) => embedOnRoute(route, texts, dimensions, context),
+    (attempt) =>
+      context.services.logger.debug(
+        {
+          requestId: context.requestId,
+          vendor: attempt.route.vendor,
+          failed: attempt.error?.message,
+          ms: Math.round(attempt.durationMs),
+        },
+        "upstream attempt",
+      ),
+  );
+
+  const warnings: CallWarning[] = outcome.results.flatMap((result) => result.warnings);
+  const vectors = outcome.results.flatMap((result) => result.embeddings);
+  if (dimensions !== undefined && vectors.some((vector) => vector.length > dimensions)) {
+    warnings.push({
+      type: "compatibility",
+      setting: "dimensions",
+      details: `the upstream ignored it; vectors were truncated to ${dimensions} by the gateway`,
+    });
+  }
+  const { total, estimated } = await sumTokens(texts, outcome);
+  const usage = embeddingTokenUsage(total, estimated ? "estimated" : "upstream", {
+    parts: outcome.parts.length,
+    tokens: outcome.results.map((result) => result.tokens ?? null),
+  });
+  const first = outcome.results[0];
+  await context.settle(
+    { tokens: usage },
+    first?.upstreamRequestId ? { upstreamRequestId: first.upstreamRequestId } : {},
+  );
+  const servedBy = first?.servedBy ?? outcome.route.upstreamModel;
+  const notes = [...new Set(warnings.map(formatWarning))];
+  return {
+    kind: "json",
+    body: {
+      object: "list",
+      data: vectors.map((vector, index) => ({
+        object: "embedding",
+        index,
+        embedding: encodeEmbedding(fitDimensions(vector, dimensions), format),
+      })),
+      model: context.model.id,
+      usage: { prompt_tokens: total, total_tokens: total },
+    },
+    usage: { tokens: usage },
+    headers: {
+      "x-switchyard-upstream-model": servedBy,
+      "x-switchyard-batch-parts": String(outcome.parts.length),
+      ...(notes.length ? { "x-switchyard-warnings": notes.join("; ").slice(0, 4000) } : {}),
+    },
+  };
+}

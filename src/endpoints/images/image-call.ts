@@ -1,0 +1,59 @@
+/**
+ * @module endpoints/images/image-call
+ * Calls the model's image adapter over its routes (fallback on retryable failures, as for chat)
+ * and shapes the parts of a result every image response shares.
+ */
+import type { ResolvedRoute } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext } from "../../http/model-endpoint.ts";
+import { attemptRoutes } from "../../routing/index.ts";
+import {
+  type CallWarning,
+  formatWarning,
+  type ImageModel,
+  type ImageResult,
+  UpstreamError,
+} from "../../spec/index.ts";
+
+export async function callImageModel(
+  context: OperationContext,
+  call: (model: ImageModel, route: ResolvedRoute) => Promise<ImageResult>,
+): Promise<ImageResult> {
+  return attemptRoutes(
+    context.model,
+    (route) => {
+      const model = context.services.providers.imageModel(route);
+      if (!model) throw new GatewayError("provider_not_configured", { model: context.model.id });
+      return call(model, route);
+    },
+    (attempt) =>
+      context.services.logger.debug(
+        {
+          requestId: context.requestId,
+          vendor: attempt.route.vendor,
+          failed: attempt.error?.message,
+          ms: Math.round(attempt.durationMs),
+        },
+        "upstream attempt",
+      ),
+  );
+}
+
+/**
+ * For provider-dialect (DashScope) answers: a vendor 429 keeps the vendor's own code
+ * (`Throttling.RateQuota`), as the vendor's other 4xx codes already do.
+ */
+export function keepVendorRateLimitCode(error: unknown): unknown {
+  if (!UpstreamError.isInstance(error) || error.status !== 429 || !error.vendorCode) return error;
+  return new GatewayError(
+    "upstream_rate_limited",
+    { detail: error.message },
+    { providerCode: error.vendorCode, message: error.message, cause: error },
+  );
+}
+
+export function warningHeaders(warnings: readonly CallWarning[]): Record<string, string> {
+  return warnings.length > 0
+    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ") }
+    : {};
+}

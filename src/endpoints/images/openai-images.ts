@@ -1,0 +1,119 @@
+/**
+ * @module endpoints/images/openai-images
+ * The OpenAI-images families (`imgmodel`, `legacy-img`) on `/v1/images/generations`: the body's
+ * rules (gateway dialect), the call through the `openai-images` adapter, and the response in
+ * OpenAI's shape, which `/v1/images/edits` shares: `created`, `data[]` (`b64_json`, or `url`
+ * for `legacy-img`), the echoed settings and, for token-priced models, `usage`.
+ */
+import type { CatalogModel } from "../../catalog/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { compileValidator } from "../../http/validate.ts";
+import type { CallWarning, ImageResult, ImageSize, ImageTokenUsage } from "../../spec/index.ts";
+import { callImageModel, warningHeaders } from "./image-call.ts";
+import { type ImageJob, settleImageUsage, toOpenAIImageUsage } from "./image-cost.ts";
+import {
+  parseSize,
+  type ResolvedOptions,
+  resolveOpenAIOptions,
+  takesGptOptions,
+} from "./image-options.ts";
+import { OpenAIImageRequest } from "./schema.ts";
+
+const validateSchema = compileValidator(OpenAIImageRequest);
+
+/** Checks an OpenAI images body for the model; the mapped options come with it. */
+export function validateOpenAIGeneration(
+  raw: unknown,
+  model: CatalogModel,
+): { body: OpenAIImageRequest; options: ResolvedOptions } {
+  const body = validateSchema(raw);
+  return { body, options: resolveOpenAIOptions(model, body, "generation") };
+}
+
+export function openAIJob(
+  body: { prompt: string; n?: number },
+  options: ResolvedOptions,
+  inputs?: ImageSize[],
+): ImageJob {
+  return {
+    prompt: body.prompt,
+    n: body.n ?? 1,
+    size: options.common.size,
+    quality: options.common.quality,
+    sizeSeparator: "x",
+    ...(inputs ? { inputs } : {}),
+  };
+}
+
+/** The size of the pictures: the vendor's echo, else what was asked, else the model default. */
+function outputSize(result: ImageResult, options: ResolvedOptions): ImageSize | undefined {
+  const echoed = result.size ? parseSize(result.size) : undefined;
+  if (echoed) return echoed;
+  if (typeof options.common.size === "object") return options.common.size;
+  return options.common.size === "auto" ? undefined : { width: 1024, height: 1024 };
+}
+
+/** The OpenAI-shaped body of a finished generation or edit. */
+export function buildImagesBody(
+  context: OperationContext,
+  result: ImageResult,
+  options: ResolvedOptions,
+  tokens: ImageTokenUsage | undefined,
+  size: ImageSize | undefined,
+) {
+  const data = result.images.map((image) =>
+    image.b64Json ? { b64_json: image.b64Json } : { url: image.url ?? "" },
+  );
+  const created = result.created ?? Math.floor(context.services.now() / 1000);
+  // DALL·E-style models answer just the pictures.
+  if (!takesGptOptions(context.model)) return { created, data };
+  return {
+    created,
+    data,
+    background: result.background ?? options.common.background ?? "opaque",
+    output_format: result.outputFormat ?? options.outputFormat,
+    quality: result.quality ?? options.common.quality ?? "auto",
+    size: result.size ?? (size ? `${size.width}x${size.height}` : "auto"),
+    ...(tokens ? { usage: toOpenAIImageUsage(tokens) } : {}),
+  };
+}
+
+/** Settles the call and builds the response (shared with edits). */
+export async function finishImages(
+  context: OperationContext,
+  job: ImageJob,
+  result: ImageResult,
+  options: ResolvedOptions,
+): Promise<OperationResult> {
+  const size = outputSize(result, options);
+  const { usage, tokens } = await settleImageUsage(context.model, job, result, size);
+  await context.settle(usage, { upstreamRequestId: result.upstreamRequestId });
+  const warnings: CallWarning[] = [...options.warnings, ...result.warnings];
+  return {
+    kind: "json",
+    body: buildImagesBody(context, result, options, tokens, size),
+    usage,
+    headers: warningHeaders(warnings),
+  };
+}
+
+export async function runOpenAIGeneration(
+  body: OpenAIImageRequest,
+  options: ResolvedOptions,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const job = openAIJob(body, options);
+  const result = await callImageModel(context, (model, route) =>
+    model.doGenerate({
+      ...options.common,
+      upstreamModel: route.upstreamModel,
+      prompt: body.prompt,
+      n: job.n,
+      ...(body.moderation !== undefined && takesGptOptions(context.model)
+        ? { moderation: body.moderation }
+        : {}),
+      abortSignal: context.signal,
+    }),
+  );
+  return finishImages(context, job, result, options);
+}

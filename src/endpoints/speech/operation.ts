@@ -1,0 +1,115 @@
+/**
+ * @module endpoints/speech/operation
+ * The transport-free speech call: picks a route, calls the adapter and waits for the first audio
+ * bytes (so a failure before any audio is still an ordinary error, and falls back to the next
+ * route), then streams the audio in the client's container as the upstream produces it. Billed
+ * by input characters, settled when the audio is complete; an upstream failure mid-audio is
+ * charged nothing and cuts the response.
+ */
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { attemptRoutes } from "../../routing/index.ts";
+import { formatWarning, type SpeechResult } from "../../spec/index.ts";
+import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
+import { countCharacters, speechUsage } from "./estimate-speech-cost.ts";
+import { planSpeech } from "./plan-speech.ts";
+import type { SpeechRequest } from "./schema.ts";
+
+interface Peeked {
+  first: IteratorResult<Uint8Array>;
+  iterator: AsyncIterator<Uint8Array>;
+}
+
+/** Reads the first chunk now; the returned stream replays it, then goes on with the rest. */
+async function peek(audio: AsyncIterable<Uint8Array>): Promise<Peeked> {
+  const iterator = audio[Symbol.asyncIterator]();
+  return { first: await iterator.next(), iterator };
+}
+
+async function* replay({ first, iterator }: Peeked): AsyncGenerator<Uint8Array> {
+  if (first.done) return;
+  try {
+    yield first.value;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
+
+/** Header values must be Latin-1; a voice name outside printable ASCII is percent-encoded. */
+function headerSafe(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
+}
+
+export async function runSpeech(
+  body: SpeechRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const plan = planSpeech(body, context.model);
+  let result: SpeechResult | undefined;
+  const peeked = await attemptRoutes(
+    context.model,
+    async (route) => {
+      const speechModel = context.services.providers.speechModel(route);
+      if (!speechModel) {
+        throw new GatewayError("provider_not_configured", { model: context.model.id });
+      }
+      result = await speechModel.doSpeech({
+        upstreamModel: route.upstreamModel,
+        text: body.input,
+        voice: plan.voice.voice,
+        format: plan.format,
+        ...(plan.instructions ? { instructions: plan.instructions } : {}),
+        abortSignal: context.signal,
+      });
+      return peek(result.audio);
+    },
+    (attempt) =>
+      context.services.logger.debug(
+        {
+          requestId: context.requestId,
+          vendor: attempt.route.vendor,
+          failed: attempt.error?.message,
+          ms: Math.round(attempt.durationMs),
+        },
+        "upstream attempt",
+      ),
+  );
+  const speech = result!;
+  let audio: AsyncIterable<Uint8Array>;
+  try {
+    audio = toContainer({ ...speech, audio: replay(peeked) }, plan.format);
+  } catch (error) {
+    await peeked.iterator.return?.(); // let go of the upstream body
+    throw error;
+  }
+  const state = { failed: false };
+  const usage = () => ({ media: speechUsage(body.input, speech.characters) });
+
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    try {
+      yield* audio;
+    } catch (error) {
+      state.failed = !context.signal.aborted;
+      throw error;
+    }
+    await context.settle(usage(), { upstreamRequestId: speech.upstreamRequestId });
+  }
+
+  const warnings = [...plan.warnings, ...speech.warnings];
+  return {
+    kind: "binary",
+    contentType: CONTENT_TYPES[plan.format],
+    body: bytes(),
+    usage: async () => (state.failed ? undefined : usage()),
+    headers: {
+      "x-switchyard-voice": headerSafe(plan.voice.voice),
+      "x-switchyard-characters": String(countCharacters(body.input)),
+      ...(warnings.length
+        ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ") }
+        : {}),
+    },
+  };
+}

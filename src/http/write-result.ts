@@ -1,0 +1,113 @@
+/**
+ * @module http/write-result
+ * Writes the long-lived results of the model-endpoint pipeline: Server-Sent Events (`stream`)
+ * and raw bytes such as audio (`binary`). Both hijack the reply, respect backpressure, stop when
+ * the client goes away, settle the usage before ending the response and release the hold when
+ * the upstream failed.
+ */
+import type { ServerResponse } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Settlement } from "../billing/index.ts";
+import type { QuotaLease } from "../limits/index.ts";
+import type { Usage } from "../spec/index.ts";
+import type { OperationResult } from "./model-endpoint.ts";
+import { writeSse } from "./sse.ts";
+
+export type LongResult = Extract<OperationResult, { kind: "stream" | "binary" }>;
+
+export interface WriteControl {
+  lease: QuotaLease;
+  abort: AbortController;
+  settle(usage: Usage): Promise<Settlement>;
+  release(reason: string): Promise<void>;
+  /** Keep-alive comment interval of SSE streams. */
+  heartbeatMs?: number;
+}
+
+export async function writeLongResult(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: LongResult,
+  control: WriteControl,
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  const base = {
+    ...(reply.getHeaders() as Record<string, string>),
+    ...control.lease.headers,
+    ...result.headers,
+  };
+  const head =
+    result.kind === "stream"
+      ? {
+          ...base,
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          connection: "keep-alive",
+          "x-accel-buffering": "no",
+        }
+      : {
+          ...base,
+          "content-type": result.contentType,
+          "cache-control": "no-cache",
+          "x-accel-buffering": "no",
+        };
+  let started = false;
+  let failed = false;
+  try {
+    response.writeHead(200, head);
+    started = true;
+    if (result.kind === "stream") {
+      await writeSse(response, result.frames, {
+        signal: control.abort.signal,
+        heartbeatMs: control.heartbeatMs,
+      });
+    } else {
+      await writeBinary(response, result.body, control.abort.signal);
+    }
+  } catch (error) {
+    failed = true;
+    request.log.warn({ err: error }, `${result.kind} ended with an error`);
+  } finally {
+    // Charge what was produced, even when the client went away mid-stream; an upstream failure,
+    // or a response that could not even start, is charged nothing.
+    const usage = started ? await result.usage() : undefined;
+    await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
+      (error: unknown) => request.log.error({ err: error }, "settlement failed"),
+    );
+    control.lease.release();
+    // Bytes have no error frame: a binary body cut short is cut for the client too (no final
+    // chunk), so a truncated file is never taken for a complete one.
+    if (failed && (result.kind === "binary" || !started)) response.destroy();
+    else if (!response.writableEnded) response.end();
+  }
+}
+
+/** Writes each chunk as it comes, waiting for `drain` when the socket buffer is full. */
+export async function writeBinary(
+  response: ServerResponse,
+  chunks: AsyncIterable<Uint8Array>,
+  signal: AbortSignal,
+): Promise<void> {
+  for await (const chunk of chunks) {
+    if (signal.aborted || response.destroyed) break;
+    if (chunk.byteLength === 0) continue;
+    if (!response.write(chunk)) await drained(response, signal);
+  }
+}
+
+/** Waits until the response can take more data, or is gone (closed, or the request aborted). */
+function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    response.once("drain", done);
+    response.once("close", done);
+    signal.addEventListener("abort", done, { once: true });
+    if (response.destroyed || signal.aborted) done();
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * @module providers/dashscope/dashscope-image-model
+ * Image adapter for Qwen-Image on DashScope's synchronous `multimodal-generation` endpoint:
+ * one user message holding the reference images (`{image}`) and the prompt (`{text}`), the
+ * parameters under `parameters` with sizes written `W*H`, and the finished image links read from
+ * `output.choices[].message.content[].image`. The links are the vendor's (signed, 24 h) and are
+ * handed on as they are. DashScope has no upload-based edit operation, so there is no `doEdit`.
+ */
+import type {
+  GeneratedImage,
+  ImageGenerationOptions,
+  ImageModel,
+  ImageResult,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue } from "../kit/http-client.ts";
+import { readJsonBody } from "../openai-compatible/openai-embedding-response.ts";
+import {
+  type DashScopeErrorBody,
+  dashScopeErrorFromBody,
+  readDashScopeError,
+} from "./dashscope-error.ts";
+
+export const IMAGE_PATH = "/services/aigc/multimodal-generation/generation";
+
+export interface DashScopeImageConfig {
+  baseUrl: string;
+  apiKey: string;
+  http: HttpClient;
+  provider?: string;
+}
+
+/** The native request body. */
+export function buildImageRequest(options: ImageGenerationOptions): Record<string, unknown> {
+  const content = [
+    ...(options.referenceUrls ?? []).map((image) => ({ image })),
+    { text: options.prompt },
+  ];
+  const size = options.size && options.size !== "auto" ? options.size : undefined;
+  const parameters: Record<string, unknown> = {
+    ...(size ? { size: `${size.width}*${size.height}` } : {}),
+    n: options.n,
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.watermark !== undefined ? { watermark: options.watermark } : {}),
+    ...(options.negativePrompt !== undefined ? { negative_prompt: options.negativePrompt } : {}),
+    ...(options.promptExtend !== undefined ? { prompt_extend: options.promptExtend } : {}),
+  };
+  return {
+    model: options.upstreamModel,
+    input: { messages: [{ role: "user", content }] },
+    parameters,
+  };
+}
+
+interface ImageAnswer extends DashScopeErrorBody {
+  output?: {
+    choices?: { message?: { content?: { image?: unknown }[] } }[];
+  };
+  usage?: { width?: unknown; height?: unknown; image_count?: unknown };
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** Reads the answer; an answer without any image link is a protocol error. */
+export function readImageAnswer(body: ImageAnswer): Omit<ImageResult, "warnings"> {
+  if (typeof body.code === "string" && body.code !== "" && body.output === undefined) {
+    throw dashScopeErrorFromBody(body);
+  }
+  const images: GeneratedImage[] = (body.output?.choices ?? []).flatMap((choice) =>
+    (choice.message?.content ?? []).flatMap((part) =>
+      typeof part.image === "string" && part.image !== "" ? [{ url: part.image }] : [],
+    ),
+  );
+  if (images.length === 0) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "DashScope answered without an image.",
+      body,
+      upstreamRequestId: body.request_id,
+    });
+  }
+  const width = positive(body.usage?.width);
+  const height = positive(body.usage?.height);
+  return {
+    images,
+    ...(width !== undefined ? { width } : {}),
+    ...(height !== undefined ? { height } : {}),
+    ...(typeof body.request_id === "string" ? { upstreamRequestId: body.request_id } : {}),
+  };
+}
+
+export class DashScopeImageModel implements ImageModel {
+  readonly specificationVersion = "switchyard-image-1" as const;
+  readonly provider: string;
+  readonly #config: DashScopeImageConfig;
+
+  constructor(config: DashScopeImageConfig) {
+    this.#config = config;
+    this.provider = config.provider ?? "dashscope";
+  }
+
+  async doGenerate(options: ImageGenerationOptions): Promise<ImageResult> {
+    const response = await this.#config.http.post(`${this.#config.baseUrl}${IMAGE_PATH}`, {
+      headers: {
+        authorization: `Bearer ${this.#config.apiKey}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(buildImageRequest(options)),
+      signal: options.abortSignal,
+    });
+    if (response.status >= 300) throw await readDashScopeError(response);
+    const body = (await readJsonBody(response, options.abortSignal)) as ImageAnswer;
+    const result = readImageAnswer(typeof body === "object" && body !== null ? body : {});
+    const warnings: ImageResult["warnings"] = [];
+    for (const [setting, value] of [
+      ["quality", options.quality],
+      ["background", options.background],
+      ["output_format", options.outputFormat],
+    ] as const) {
+      if (value !== undefined) warnings.push({ type: "unsupported", setting });
+    }
+    return {
+      ...result,
+      upstreamRequestId: result.upstreamRequestId ?? headerValue(response.headers, "x-request-id"),
+      warnings,
+    };
+  }
+}
