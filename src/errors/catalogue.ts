@@ -84,7 +84,8 @@ export const ERROR_CATALOGUE = {
   endpoint_model_mismatch: {
     status: 400,
     type: "invalid_request_error",
-    message: "The model '{model}' is a {actual} model and cannot be used on {path}.",
+    message:
+      "The model '{model}' serves the '{actual}' endpoint kind and cannot be used on {path}.",
   },
 
   // Images (`/v1/images/edits`, and `imgmodel` generations)

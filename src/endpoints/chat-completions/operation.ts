@@ -81,7 +81,10 @@ export async function runChatCompletion(
       logAttempt,
     );
     const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
-    const { costMicros } = await context.settle({ tokens: usage });
+    const { costMicros } = await context.settle(
+      { tokens: usage },
+      { upstreamRequestId: result.upstreamRequestId },
+    );
     return {
       kind: "json",
       body: buildChatCompletion({

@@ -238,6 +238,16 @@ function nativeStream(
 ): OperationResult {
   const state = { outputTokens: 0, failed: false };
   async function* frames(): AsyncGenerator<SseFrame> {
+    try {
+      yield* relay();
+    } catch (error) {
+      // The upstream broke mid-stream: tell the client, and charge nothing.
+      state.failed = !context.signal.aborted;
+      const message = error instanceof Error ? error.message : "Upstream stream failed.";
+      yield { event: "error", data: { type: "error", error: { type: "api_error", message } } };
+    }
+  }
+  async function* relay(): AsyncGenerator<SseFrame> {
     for await (const frame of passthroughFrames(upstream.events, body.model, state)) {
       if (frame.event === "message_stop") {
         await context.settle(
