@@ -37,7 +37,7 @@ export async function writeSse(
 }
 
 /** Waits until the response can take more data, or is gone (closed, or the request aborted). */
-function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
+export function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);

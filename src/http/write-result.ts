@@ -11,7 +11,7 @@ import type { Settlement } from "../billing/index.ts";
 import type { QuotaLease } from "../limits/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { OperationResult } from "./model-endpoint.ts";
-import { writeSse } from "./sse.ts";
+import { drained, writeSse } from "./sse.ts";
 
 export type LongResult = Extract<OperationResult, { kind: "stream" | "binary" }>;
 
@@ -94,20 +94,4 @@ export async function writeBinary(
     if (chunk.byteLength === 0) continue;
     if (!response.write(chunk)) await drained(response, signal);
   }
-}
-
-/** Waits until the response can take more data, or is gone (closed, or the request aborted). */
-function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off("drain", done);
-      response.off("close", done);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    response.once("drain", done);
-    response.once("close", done);
-    signal.addEventListener("abort", done, { once: true });
-    if (response.destroyed || signal.aborted) done();
-  });
 }
