@@ -10,7 +10,6 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { isRecord } from "./chat-request.ts";
-import { embedPreflight, type FaultErrors, hasBearerKey, sendEmbedBody } from "./embed-faults.ts";
 import { embeddingTokens, embeddingVector, float32Base64 } from "./embed-vectors.ts";
 import {
   INVALID_API_KEY,
@@ -18,6 +17,7 @@ import {
   openAIErrorForStatus,
   sendOpenAIError,
 } from "./openai-errors.ts";
+import { type FaultErrors, faultPreflight, hasBearerKey, sendEmbedBody } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
 interface CompatModel {
@@ -193,7 +193,7 @@ export async function handleOpenAIEmbeddings(
     status: (response, status, extra) =>
       sendOpenAIError(response, status, openAIErrorForStatus(status), { ...headers, ...extra }),
   };
-  const checked = await embedPreflight(request, reply, state, texts, errors);
+  const checked = await faultPreflight(request, reply, state, texts, errors);
   if ("done" in checked) return checked.done;
   const tokens = texts.reduce((sum, text) => sum + embeddingTokens(text), 0);
   const data = texts.map((text, index) => {

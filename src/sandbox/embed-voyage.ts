@@ -11,8 +11,8 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isRecord } from "./chat-request.ts";
-import { embedPreflight, hasBearerKey, sendEmbedBody } from "./embed-faults.ts";
 import { embeddingTokens, embeddingVector, float32Base64 } from "./embed-vectors.ts";
+import { faultPreflight, hasBearerKey, sendEmbedBody } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
 export const VOYAGE_EMBEDDINGS_PATH = "/voyage/v1/embeddings";
@@ -127,7 +127,7 @@ export async function handleVoyageEmbeddings(
   if (!isRecord(request.body)) return sendDetail(reply, 400, "Request body must be a JSON object.");
   const parsed = parseVoyageRequest(request.body);
   if (!parsed.ok) return sendDetail(reply, 400, parsed.detail, headers);
-  const checked = await embedPreflight(request, reply, state, parsed.texts, {
+  const checked = await faultPreflight(request, reply, state, parsed.texts, {
     badSpec: (response, message) => sendDetail(response, 400, message, headers),
     status: (response, status, extra) =>
       sendDetail(response, status, voyageDetailForStatus(status), { ...headers, ...extra }),

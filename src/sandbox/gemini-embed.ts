@@ -10,7 +10,6 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { isRecord } from "./chat-request.ts";
-import { embedPreflight, sendEmbedBody } from "./embed-faults.ts";
 import { embeddingVector } from "./embed-vectors.ts";
 import {
   type GoogleErrorBody,
@@ -19,6 +18,7 @@ import {
   invalidArgument,
   sendGoogleError,
 } from "./gemini-errors.ts";
+import { faultPreflight, sendEmbedBody } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
 export type EmbedMethod = "embedContent" | "batchEmbedContents";
@@ -140,7 +140,7 @@ export async function handleGeminiEmbed(
   const parsed = parseBody(request.body, model, method);
   if (!parsed.ok) return sendGoogleError(reply, invalidArgument(parsed.message));
   const texts = parsed.items.map((item) => item.text);
-  const checked = await embedPreflight(request, reply, state, texts, {
+  const checked = await faultPreflight(request, reply, state, texts, {
     badSpec: (response, message) => sendGoogleError(response, invalidArgument(message)),
     status: (response, status, headers) =>
       sendGoogleError(response, googleErrorForStatus(status), headers),

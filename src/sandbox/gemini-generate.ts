@@ -12,9 +12,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { countPromptTokens, planChatReply, requestSeed } from "./chat-reply.ts";
 import type { ChatRequest } from "./chat-request.ts";
-import { closeSignal, sleep, untilClosed } from "./connection.ts";
+import { closeSignal } from "./connection.ts";
 import { countTokens, pickWords, stableHash } from "./deterministic-text.ts";
-import { type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
+import type { FaultSpec } from "./faults.ts";
 import { type EmbedMethod, handleGeminiEmbed } from "./gemini-embed.ts";
 import {
   GOOGLE_INVALID_KEY,
@@ -27,7 +27,7 @@ import {
 import { parseCountTokensRequest, parseGeminiRequest } from "./gemini-request.ts";
 import { type GeminiPlan, generateContentBody, streamChunks } from "./gemini-shapes.ts";
 import { cutJson, writeGeminiStream } from "./gemini-stream.ts";
-import { DEFAULT_FAIL_STATUS, FAULT_HEADER, FAULT_KEY_HEADER } from "./openai-chat.ts";
+import { type FaultErrors, faultPreflight } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
 export const GEMINI_PREFIX = "/gemini/v1beta";
@@ -70,45 +70,20 @@ function responseId(): string {
   return randomBytes(16).toString("base64url").replace(/[-_]/g, "x").slice(0, 22);
 }
 
-/**
- * Chooses the fault and handles the faults that end the exchange before a body: a bad spec,
- * `hang`, `delay` (client gone), and injected statuses. Returns the fault to continue with, or
- * `done` with what the route handler should return when the exchange is over.
- */
-async function preflight(
+/** Google's answers to a bad fault spec and an injected status. */
+const GOOGLE_FAULT_ERRORS: FaultErrors = {
+  badSpec: (reply, message) => sendGoogleError(reply, invalidArgument(message)),
+  status: (reply, status, headers) => sendGoogleError(reply, googleErrorForStatus(status), headers),
+};
+
+/** Chooses the fault and ends the exchange for the faults that come before a body. */
+function preflight(
   request: FastifyRequest,
   reply: FastifyReply,
   state: SandboxState,
   texts: readonly string[],
-): Promise<{ fault: FaultSpec } | { done: FastifyReply | undefined }> {
-  const source = selectFaultSource(headerText(request.headers, FAULT_HEADER), texts);
-  const parsed = parseFaultSpec(source?.spec ?? "");
-  if (!parsed.ok) {
-    const message = `Invalid sandbox fault spec '${source?.spec}': ${parsed.message}.`;
-    return { done: sendGoogleError(reply, invalidArgument(message)) };
-  }
-  const fault = parsed.fault;
-  const signal = closeSignal(reply.raw);
-  if (fault.hang) {
-    reply.hijack();
-    await untilClosed(signal);
-    return { done: undefined };
-  }
-  if (!(await sleep(fault.delayMs ?? 0, signal))) {
-    reply.hijack(); // the client left during the delay; there is nobody to answer
-    return { done: undefined };
-  }
-  const key = headerText(request.headers, FAULT_KEY_HEADER) || (source?.spec ?? "");
-  const status =
-    fault.failTimes === undefined
-      ? fault.status
-      : state.shouldFail(key, fault.failTimes)
-        ? (fault.status ?? DEFAULT_FAIL_STATUS)
-        : undefined;
-  if (status === undefined) return { fault };
-  const headers: Record<string, string> =
-    fault.retryAfter === undefined ? {} : { "retry-after": fault.retryAfter };
-  return { done: sendGoogleError(reply, googleErrorForStatus(status), headers) };
+) {
+  return faultPreflight(request, reply, state, texts, GOOGLE_FAULT_ERRORS);
 }
 
 /** The planner's answer plus the thought summary `includeThoughts` asks for. */

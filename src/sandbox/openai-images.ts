@@ -10,7 +10,6 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { stableHash } from "./deterministic-text.ts";
-import { embedPreflight, type FaultErrors, hasBearerKey, sendEmbedBody } from "./embed-faults.ts";
 import { OPENAI_RESULT_TTL_SECONDS, requestOrigin, signResultUrl } from "./image-results.ts";
 import { synthesize } from "./image-synth.ts";
 import {
@@ -26,6 +25,7 @@ import {
   imagesUsage,
   parseImagesRequest,
 } from "./openai-images-request.ts";
+import { type FaultErrors, faultPreflight, hasBearerKey, sendEmbedBody } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
 export const IMAGES_PREFIX = "/openai/v1/images";
@@ -77,7 +77,7 @@ async function answer(
 ): Promise<FastifyReply | undefined> {
   if (!hasBearerKey(request.headers)) return sendOpenAIError(reply, 401, INVALID_API_KEY);
   const prompt = typeof fields.prompt === "string" ? fields.prompt : "";
-  const checked = await embedPreflight(request, reply, state, [prompt], FAULT_ERRORS);
+  const checked = await faultPreflight(request, reply, state, [prompt], FAULT_ERRORS);
   if ("done" in checked) return checked.done;
   const { fault } = checked;
   if (fault.code) {

@@ -1,6 +1,6 @@
 /**
- * @module sandbox/embed-faults
- * Fault handling shared by the sandbox's embedding APIs: the fault comes from the
+ * @module sandbox/request-faults
+ * Fault handling shared by the sandbox routes (Gemini, embeddings, images): the fault comes from the
  * `x-sandbox-fault` header, else the last `[[sandbox:…]]` directive in the input texts, and
  * works as it does for chat: a bad spec, `hang`, `delay`, `status` (with `retry-after` and
  * `fail-times`), then `drop` and `malformed` for the body. Each vendor supplies its error body.
@@ -18,7 +18,7 @@ export interface FaultErrors {
   status(reply: FastifyReply, status: number, headers: Record<string, string>): FastifyReply;
 }
 
-export type EmbedPreflight = { fault: FaultSpec } | { done: FastifyReply | undefined };
+export type FaultPreflight = { fault: FaultSpec } | { done: FastifyReply | undefined };
 
 function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -26,13 +26,13 @@ function headerText(headers: IncomingHttpHeaders, name: string): string | undefi
 }
 
 /** Picks the fault and ends the exchange for the faults that come before a body. */
-export async function embedPreflight(
+export async function faultPreflight(
   request: FastifyRequest,
   reply: FastifyReply,
   state: SandboxState,
   texts: readonly string[],
   errors: FaultErrors,
-): Promise<EmbedPreflight> {
+): Promise<FaultPreflight> {
   const source = selectFaultSource(headerText(request.headers, FAULT_HEADER), texts);
   const parsed = parseFaultSpec(source?.spec ?? "");
   if (!parsed.ok) {
