@@ -4,7 +4,7 @@
  * here; the OpenAI-compatible `…/embeddings` paths are dispatched by the server's catch-all
  * (next to chat completions) and Gemini's `:embedContent` / `:batchEmbedContents` by
  * `gemini-generate.ts`. All three answer deterministic unit-length vectors (`embed-vectors.ts`)
- * and honour the fault language (`embed-faults.ts`).
+ * and honour the fault language (`request-faults.ts`).
  */
 import type { FastifyInstance } from "fastify";
 import { registerVoyageRoutes } from "./embed-voyage.ts";
