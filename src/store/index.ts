@@ -3,20 +3,46 @@
  * Repository interfaces and their SQL implementation (SQLite or PostgreSQL through Kysely).
  */
 import { type DatabaseHandle, openDatabase } from "./connect.ts";
+import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { sqlBillingStore } from "./sql-billing.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import type { Store } from "./types.ts";
 
 export { describeDatabaseUrl } from "./connect.ts";
-export { newId, randomBase62 } from "./ids.ts";
+export { newId, randomBase62, sortableBase62 } from "./ids.ts";
 export type * from "./types.ts";
 
-export function sqlStore(handle: DatabaseHandle): Store {
+export interface StoreOptions {
+  /**
+   * Where billing holds live: `memory` for a database only this process writes (the default for
+   * SQLite), `table` for one shared by several instances (always so on PostgreSQL).
+   */
+  holds?: "memory" | "table";
+}
+
+export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): Store {
+  const holdsInMemory = handle.dialect === "sqlite" && (options.holds ?? "memory") === "memory";
+  const holds = holdsInMemory ? new HoldBook() : undefined;
+  const accounts = sqlAccountStore(handle.db);
   return {
-    ...sqlAccountStore(handle.db),
+    ...accounts,
+    ...(holds && {
+      // The account's held amount includes the holds kept in memory.
+      async findAccountById(id: string) {
+        const account = await accounts.findAccountById(id);
+        return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
+      },
+      async listAccounts(page: { limit: number; offset: number }) {
+        const list = await accounts.listAccounts(page);
+        return list.map((account) => ({
+          ...account,
+          heldMicros: account.heldMicros + holds.heldFor(account.id),
+        }));
+      },
+    }),
     ...sqlLedgerStore(handle.db, handle.transactions),
-    ...sqlBillingStore(handle.db, handle.dialect, handle.transactions),
+    ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     close: () => handle.close(),
   };
 }
@@ -24,7 +50,8 @@ export function sqlStore(handle: DatabaseHandle): Store {
 /** Opens the database at `url`, migrates it, and returns the store. */
 export async function openStore(
   url: string,
+  options: StoreOptions = {},
 ): Promise<Store & { dialect: DatabaseHandle["dialect"] }> {
   const handle = await openDatabase(url);
-  return { ...sqlStore(handle), dialect: handle.dialect };
+  return { ...sqlStore(handle, options), dialect: handle.dialect };
 }

@@ -6,8 +6,11 @@
  *   (one conditional UPDATE, so concurrent requests can never overdraw);
  * - charge: `amount -cost`, `hold_micros -H`; release: `hold_micros -H`.
  * The unique (request_id, kind) index makes settlement idempotent.
+ * With a `HoldBook` (the embedded SQLite file, written by this process only) holds live in
+ * memory instead: placing one is a read, and settling is the only write of a request.
  */
 import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
+import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
 import type { Database, LedgerEntriesTable, UsageRecordsTable } from "./schema.ts";
@@ -155,10 +158,34 @@ export function sqlBillingStore(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
   transactions: TransactionRunner,
+  holds?: HoldBook,
 ): BillingStore {
   const q = hotQueries(db);
   return {
     placeHold({ requestId, accountId, keyId, model, amountMicros }) {
+      if (holds) {
+        // Checked and placed in one synchronous step of the transaction runner, so no other
+        // hold of this process can come between the read and the placement.
+        return transactions
+          .run(function* () {
+            const [account] = (yield q.available({ accountId })) as Array<{
+              balance_micros: number;
+              held_micros: number;
+            }>;
+            const availableMicros = account
+              ? Number(account.balance_micros) -
+                Number(account.held_micros) -
+                holds.heldFor(accountId, requestId)
+              : 0;
+            if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
+            holds.place(requestId, accountId, amountMicros);
+            return { placed: true as const };
+          })
+          .catch((error: unknown) => {
+            holds.remove(requestId);
+            throw error;
+          });
+      }
       return transactions.run(function* () {
         const updated = yield q.reserve({ accountId, amount: amountMicros });
         if (updated.length === 0) {
@@ -189,24 +216,28 @@ export function sqlBillingStore(
     },
 
     settle(record) {
-      return transactions.run(function* () {
+      const inMemory = holds?.amountOf(record.requestId) ?? 0;
+      const settled = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return { alreadySettled: true };
         yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
         yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
-        yield q.insertUsage(toRow({ ...record, heldMicros: held }));
+        yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory }));
         return { alreadySettled: false };
       });
+      return holds ? settled.finally(() => holds.remove(record.requestId)) : settled;
     },
 
     releaseHold(record, reason) {
-      return transactions.run(function* () {
+      const inMemory = holds?.amountOf(record.requestId) ?? 0;
+      const released = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return;
         yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
-        yield q.charge({ accountId: record.accountId, cost: 0, held });
-        yield q.insertUsage(toRow({ ...record, heldMicros: held, costMicros: 0 }));
+        if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
+        yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
       });
+      return holds ? released.finally(() => holds.remove(record.requestId)) : released;
     },
 
     async releaseOpenHolds(createdBefore, reason) {

@@ -1,0 +1,39 @@
+/**
+ * @module store/hold-book
+ * Billing holds kept in memory, for a database that only this process writes (the embedded
+ * SQLite file). A hold is a promise not to spend, not a movement of money: keeping it in memory
+ * saves a write and a commit per request, and a crash loses nothing but the promises, which end
+ * with the requests they covered. Holds on PostgreSQL (several instances) stay in the table.
+ */
+export class HoldBook {
+  readonly #byRequest = new Map<string, { accountId: string; amountMicros: number }>();
+  readonly #byAccount = new Map<string, number>();
+
+  /** Sum of the open holds of `accountId`, leaving out the one of `exceptRequestId`. */
+  heldFor(accountId: string, exceptRequestId?: string): number {
+    const total = this.#byAccount.get(accountId) ?? 0;
+    const own = exceptRequestId === undefined ? undefined : this.#byRequest.get(exceptRequestId);
+    return own && own.accountId === accountId ? total - own.amountMicros : total;
+  }
+
+  /** The hold of `requestId`, or 0. */
+  amountOf(requestId: string): number {
+    return this.#byRequest.get(requestId)?.amountMicros ?? 0;
+  }
+
+  /** Places (or replaces) the hold of `requestId`; placing the same hold twice changes nothing. */
+  place(requestId: string, accountId: string, amountMicros: number): void {
+    this.remove(requestId);
+    this.#byRequest.set(requestId, { accountId, amountMicros });
+    this.#byAccount.set(accountId, (this.#byAccount.get(accountId) ?? 0) + amountMicros);
+  }
+
+  remove(requestId: string): void {
+    const hold = this.#byRequest.get(requestId);
+    if (!hold) return;
+    this.#byRequest.delete(requestId);
+    const left = (this.#byAccount.get(hold.accountId) ?? 0) - hold.amountMicros;
+    if (left === 0) this.#byAccount.delete(hold.accountId);
+    else this.#byAccount.set(hold.accountId, left);
+  }
+}
