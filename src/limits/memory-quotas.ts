@@ -20,6 +20,36 @@ export interface MemoryQuotaOptions {
 
 const WINDOW_MS = 60_000;
 
+/**
+ * Admission times of one key, oldest first. Expired times are dropped by moving `head`, not by
+ * `Array.prototype.shift` (which copies the whole array once it is large: at a high `rpm` limit
+ * the window holds one entry per request of the last minute).
+ */
+class AdmissionWindow {
+  #times: number[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#times.length - this.#head;
+  }
+
+  get oldest(): number | undefined {
+    return this.#times[this.#head];
+  }
+
+  dropUpTo(time: number): void {
+    while (this.#head < this.#times.length && this.#times[this.#head]! <= time) this.#head += 1;
+    if (this.#head > 1024 && this.#head * 2 > this.#times.length) {
+      this.#times = this.#times.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  push(time: number): void {
+    this.#times.push(time);
+  }
+}
+
 export interface QuotaSnapshot {
   /** Open concurrency leases per key id. */
   inFlight(keyId: string): number;
@@ -27,7 +57,7 @@ export interface QuotaSnapshot {
 
 export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & QuotaSnapshot {
   const now = options.now ?? Date.now;
-  const admissions = new Map<string, number[]>();
+  const admissions = new Map<string, AdmissionWindow>();
   const leases = new Map<string, Map<number, number>>();
   let nextLeaseId = 0;
 
@@ -49,12 +79,13 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
       const time = now();
       const headers: Record<string, string> = {};
       const rpm = key.rpm ?? options.defaultRpm;
-      let window: number[] | undefined;
+      let window: AdmissionWindow | undefined;
       if (rpm !== null) {
-        window = admissions.get(key.id) ?? [];
-        while (window.length > 0 && window[0]! <= time - WINDOW_MS) window.shift();
-        const resetMs = window.length > 0 ? window[0]! + WINDOW_MS - time : 0;
-        if (window.length >= rpm) {
+        window = admissions.get(key.id) ?? new AdmissionWindow();
+        window.dropUpTo(time - WINDOW_MS);
+        const oldest = window.oldest;
+        const resetMs = oldest === undefined ? 0 : oldest + WINDOW_MS - time;
+        if (window.size >= rpm) {
           const retryAfter = Math.max(1, Math.ceil(resetMs / 1000));
           throw new GatewayError(
             "rate_limited",
@@ -70,9 +101,9 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
           );
         }
         headers["x-ratelimit-limit-requests"] = String(rpm);
-        headers["x-ratelimit-remaining-requests"] = String(rpm - window.length - 1);
+        headers["x-ratelimit-remaining-requests"] = String(rpm - window.size - 1);
         headers["x-ratelimit-reset-requests"] =
-          `${Math.max(1, Math.ceil((window.length > 0 ? resetMs : WINDOW_MS) / 1000))}s`;
+          `${Math.max(1, Math.ceil((oldest === undefined ? WINDOW_MS : resetMs) / 1000))}s`;
       }
       const concurrency = key.concurrency ?? options.defaultConcurrency;
       let leaseId: number | undefined;

@@ -22,8 +22,11 @@ export interface StoreOptions {
 }
 
 export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): Store {
-  const holdsInMemory = handle.dialect === "sqlite" && (options.holds ?? "memory") === "memory";
-  const holds = holdsInMemory ? new HoldBook() : undefined;
+  const readNow = handle.transactions.readNow;
+  const holds =
+    readNow && (options.holds ?? "memory") === "memory"
+      ? { book: new HoldBook(), readNow }
+      : undefined;
   const accounts = sqlAccountStore(handle.db);
   return {
     ...accounts,
@@ -31,13 +34,13 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       // The account's held amount includes the holds kept in memory.
       async findAccountById(id: string) {
         const account = await accounts.findAccountById(id);
-        return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
+        return account && { ...account, heldMicros: account.heldMicros + holds.book.heldFor(id) };
       },
       async listAccounts(page: { limit: number; offset: number }) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,
-          heldMicros: account.heldMicros + holds.heldFor(account.id),
+          heldMicros: account.heldMicros + holds.book.heldFor(account.id),
         }));
       },
     }),

@@ -20,6 +20,11 @@ export type TransactionBody<T> = () => Generator<CompiledQuery, T, Record<string
 
 export interface TransactionRunner {
   run<T>(body: TransactionBody<T>): Promise<T>;
+  /**
+   * Runs one read at once, outside any batch, and returns its rows synchronously. Only engines
+   * that execute synchronously in this process (SQLite) offer it.
+   */
+  readNow?(query: CompiledQuery): Record<string, unknown>[];
 }
 
 export function kyselyTransactions(db: Kysely<Database>): TransactionRunner {
@@ -97,6 +102,7 @@ export function sqliteTransactions(
   };
 
   return {
+    readNow: execute,
     run<T>(body: TransactionBody<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush);
