@@ -22,10 +22,9 @@ export interface StoreOptions {
 }
 
 export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): Store {
-  const readNow = handle.transactions.readNow;
   const holds =
-    readNow && (options.holds ?? "memory") === "memory"
-      ? { book: new HoldBook(), readNow }
+    handle.transactions.inProcess && (options.holds ?? "memory") === "memory"
+      ? new HoldBook()
       : undefined;
   const accounts = sqlAccountStore(handle.db);
   return {
@@ -34,13 +33,13 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       // The account's held amount includes the holds kept in memory.
       async findAccountById(id: string) {
         const account = await accounts.findAccountById(id);
-        return account && { ...account, heldMicros: account.heldMicros + holds.book.heldFor(id) };
+        return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
       },
       async listAccounts(page: { limit: number; offset: number }) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,
-          heldMicros: account.heldMicros + holds.book.heldFor(account.id),
+          heldMicros: account.heldMicros + holds.heldFor(account.id),
         }));
       },
     }),

@@ -158,29 +158,37 @@ export function sqlBillingStore(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
   transactions: TransactionRunner,
-  holds?: { book: HoldBook; readNow: NonNullable<TransactionRunner["readNow"]> },
+  holds?: HoldBook,
 ): BillingStore {
   const q = hotQueries(db);
   return {
     placeHold({ requestId, accountId, keyId, model, amountMicros }) {
       if (holds) {
-        // Read, checked and placed in one synchronous step: no other hold of this process can
-        // come between. A settlement still waiting for its commit keeps its hold in the book
-        // until then, so the read balance can only understate what is available.
-        const [account] = holds.readNow(q.available({ accountId })) as Array<{
-          balance_micros: number;
-          held_micros: number;
-        }>;
-        const availableMicros = account
-          ? Number(account.balance_micros) -
-            Number(account.held_micros) -
-            holds.book.heldFor(accountId, requestId)
-          : 0;
-        if (availableMicros < amountMicros) {
-          return Promise.resolve({ placed: false as const, availableMicros });
-        }
-        holds.book.place(requestId, accountId, amountMicros);
-        return Promise.resolve({ placed: true as const });
+        // Checked and placed inside one synchronous step of the transaction runner, so no other
+        // hold of this process can come between the read and the placement. A settlement
+        // waiting for its commit keeps its hold in the book until then, so the balance read can
+        // only understate what is available. (Inside the runner's batch the read shares the
+        // batch's locks; a read of its own per request costs more.)
+        const book = holds;
+        return transactions
+          .run(function* () {
+            const [account] = (yield q.available({ accountId })) as Array<{
+              balance_micros: number;
+              held_micros: number;
+            }>;
+            const availableMicros = account
+              ? Number(account.balance_micros) -
+                Number(account.held_micros) -
+                book.heldFor(accountId, requestId)
+              : 0;
+            if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
+            book.place(requestId, accountId, amountMicros);
+            return { placed: true as const };
+          })
+          .catch((error: unknown) => {
+            book.remove(requestId);
+            throw error;
+          });
       }
       return transactions.run(function* () {
         const updated = yield q.reserve({ accountId, amount: amountMicros });
@@ -212,7 +220,7 @@ export function sqlBillingStore(
     },
 
     settle(record) {
-      const inMemory = holds?.book.amountOf(record.requestId) ?? 0;
+      const inMemory = holds?.amountOf(record.requestId) ?? 0;
       const settled = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return { alreadySettled: true };
@@ -221,11 +229,11 @@ export function sqlBillingStore(
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory }));
         return { alreadySettled: false };
       });
-      return holds ? settled.finally(() => holds.book.remove(record.requestId)) : settled;
+      return holds ? settled.finally(() => holds.remove(record.requestId)) : settled;
     },
 
     releaseHold(record, reason) {
-      const inMemory = holds?.book.amountOf(record.requestId) ?? 0;
+      const inMemory = holds?.amountOf(record.requestId) ?? 0;
       const released = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return;
@@ -233,7 +241,7 @@ export function sqlBillingStore(
         if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
       });
-      return holds ? released.finally(() => holds.book.remove(record.requestId)) : released;
+      return holds ? released.finally(() => holds.remove(record.requestId)) : released;
     },
 
     async releaseOpenHolds(createdBefore, reason) {

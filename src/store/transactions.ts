@@ -20,15 +20,13 @@ export type TransactionBody<T> = () => Generator<CompiledQuery, T, Record<string
 
 export interface TransactionRunner {
   run<T>(body: TransactionBody<T>): Promise<T>;
-  /**
-   * Runs one read at once, outside any batch, and returns its rows synchronously. Only engines
-   * that execute synchronously in this process (SQLite) offer it.
-   */
-  readNow?(query: CompiledQuery): Record<string, unknown>[];
+  /** True when bodies run synchronously in this process (SQLite), one batch at a time. */
+  readonly inProcess: boolean;
 }
 
 export function kyselyTransactions(db: Kysely<Database>): TransactionRunner {
   return {
+    inProcess: false,
     run: (body) =>
       db.transaction().execute(async (trx) => {
         const steps = body();
@@ -102,7 +100,7 @@ export function sqliteTransactions(
   };
 
   return {
-    readNow: execute,
+    inProcess: true,
     run<T>(body: TransactionBody<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush);
