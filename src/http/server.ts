@@ -56,6 +56,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // `request.log` is the server's logger itself, not a child per request (building a child
+    // costs more than most of what a request does); log lines name the request id themselves.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: options.bodyLimitBytes,
     genReqId: () => `req_${sortableBase62(20)}`,
     requestIdHeader: false,

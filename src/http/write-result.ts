@@ -67,13 +67,17 @@ export async function writeLongResult(
     }
   } catch (error) {
     failed = true;
-    request.log.warn({ err: error }, `${result.kind} ended with an error`);
+    request.log.warn(
+      { err: error, requestId: request.id },
+      `${result.kind} ended with an error`,
+    );
   } finally {
     // Charge what was produced, even when the client went away mid-stream; an upstream failure,
     // or a response that could not even start, is charged nothing.
     const usage = started ? await result.usage() : undefined;
     await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
-      (error: unknown) => request.log.error({ err: error }, "settlement failed"),
+      (error: unknown) =>
+        request.log.error({ err: error, requestId: request.id }, "settlement failed"),
     );
     control.lease.release();
     // Bytes have no error frame: a binary body cut short is cut for the client too (no final

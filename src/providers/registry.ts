@@ -37,6 +37,9 @@ export interface ProviderRegistry {
 
 export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   const chatModels = new Map<string, ChatModel>();
+  // Resolved routes are built once by the catalog, so each route object finds its adapter
+  // without building a cache key per request.
+  const byRoute = new WeakMap<ResolvedRoute, ChatModel>();
   const passthroughs = new Map<string, MessagesPassthroughModel>();
   const embeddings = createEmbeddingModels(http);
   const speech = createSpeechModels(http);
@@ -60,6 +63,8 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
       return model;
     },
     chatModel(route) {
+      const known = byRoute.get(route);
+      if (known) return known;
       const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
       let model = chatModels.get(cacheKey);
       if (!model) {
@@ -84,6 +89,7 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
         }
         chatModels.set(cacheKey, model);
       }
+      byRoute.set(route, model);
       return model;
     },
   };

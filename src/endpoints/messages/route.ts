@@ -60,7 +60,10 @@ export function registerCountTokensRoute(app: FastifyInstance, services: Service
             headers: forwardedHeaders(request.headers),
           });
         } catch (error) {
-          request.log.warn({ err: error }, "count_tokens upstream failed; counting locally");
+          request.log.warn(
+            { err: error, requestId: request.id },
+            "count_tokens upstream failed; counting locally",
+          );
           break;
         }
       }
