@@ -44,7 +44,11 @@ export function sqlLedgerStore(db: Kysely<Database>, transactions: TransactionRu
           reason,
           created_at: Date.now(),
         };
-        yield db.insertInto("ledger_entries").values(row).compile();
+        const [entry] = (yield db
+          .insertInto("ledger_entries")
+          .values(row)
+          .returningAll()
+          .compile()) as Array<Selectable<LedgerEntriesTable>>;
         const [updated] = (yield db
           .updateTable("accounts")
           .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
@@ -52,11 +56,6 @@ export function sqlLedgerStore(db: Kysely<Database>, transactions: TransactionRu
           .returning("balance_micros")
           .compile()) as Array<{ balance_micros: number }>;
         if (!updated) throw new Error(`No account ${accountId}`);
-        const [entry] = (yield db
-          .selectFrom("ledger_entries")
-          .selectAll()
-          .where("id", "=", row.id)
-          .compile()) as Array<Selectable<LedgerEntriesTable>>;
         return { entry: toLedgerEntry(entry!), balanceMicros: Number(updated.balance_micros) };
       });
     },
