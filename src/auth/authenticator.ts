@@ -26,11 +26,21 @@ export interface Authenticator {
   authenticateKey(token: string | undefined): Promise<Caller & { key: ApiKeyRecord }>;
   /** Accepts an `sk-` key or a session token. */
   authenticateAccount(token: string | undefined): Promise<Caller>;
+  /**
+   * The caller of a key found in the cache, synchronously; undefined when the key must be looked
+   * up (then call `authenticateKey`). Throws `invalid_api_key` like `authenticateKey`.
+   */
+  cachedKey(token: string | undefined): (Caller & { key: ApiKeyRecord }) | undefined;
   /** Drops a key from the cache (call after revoke or update). */
   invalidate(keyHash: string): void;
 }
 
 export const SESSION_PREFIX = "sess_";
+
+interface CacheEntry {
+  caller: Caller & { key: ApiKeyRecord };
+  until: number;
+}
 
 export function createAuthenticator(
   store: AccountStore & KeyStore & SessionStore,
@@ -38,7 +48,7 @@ export function createAuthenticator(
 ): Authenticator {
   const ttl = options.cacheTtlMs ?? 60_000;
   const now = options.now ?? Date.now;
-  const cache = new Map<string, { caller: Caller & { key: ApiKeyRecord }; until: number }>();
+  const cache = new Map<string, CacheEntry>();
 
   function reject(): never {
     throw new GatewayError(
@@ -46,6 +56,19 @@ export function createAuthenticator(
       {},
       { headers: { "www-authenticate": 'Bearer realm="switchyard"' } },
     );
+  }
+
+  function checkedCaller(entry: CacheEntry, time: number): Caller & { key: ApiKeyRecord } {
+    const { key } = entry.caller;
+    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= time)) reject();
+    return entry.caller;
+  }
+
+  function cachedKey(token: string | undefined): (Caller & { key: ApiKeyRecord }) | undefined {
+    if (!token || !API_KEY_PATTERN.test(token)) reject();
+    const time = now();
+    const entry = cache.get(hashSecret(token));
+    return entry && entry.until >= time ? checkedCaller(entry, time) : undefined;
   }
 
   async function authenticateKey(
@@ -65,13 +88,12 @@ export function createAuthenticator(
       entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl };
       cache.set(hash, entry);
     }
-    const { key } = entry.caller;
-    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= time)) reject();
-    return entry.caller;
+    return checkedCaller(entry, time);
   }
 
   return {
     authenticateKey,
+    cachedKey,
     async authenticateAccount(token) {
       if (token?.startsWith(SESSION_PREFIX)) {
         const session = await store.findSession(hashSecret(token));

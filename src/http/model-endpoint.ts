@@ -132,11 +132,23 @@ export function registerModelEndpoint<S extends TSchema>(
     method: endpoint.method,
     url: endpoint.path,
     config: { dialect: dialectFor(endpoint, undefined) },
-    onRequest: async (request) => {
-      callers.set(
-        request,
-        await services.authenticator.authenticateKey(readBearer(request.headers)),
-      );
+    // A callback hook with a synchronous path for keys in the cache (the usual case).
+    onRequest: (request, _reply, done) => {
+      try {
+        const token = readBearer(request.headers);
+        const cached = services.authenticator.cachedKey(token);
+        if (cached) {
+          callers.set(request, cached);
+          done();
+          return;
+        }
+        services.authenticator.authenticateKey(token).then((caller) => {
+          callers.set(request, caller);
+          done();
+        }, done);
+      } catch (error) {
+        done(error as Error);
+      }
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const started = performance.now();

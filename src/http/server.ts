@@ -92,8 +92,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     }
   });
 
-  app.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: no promise per request for one header.
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    done();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

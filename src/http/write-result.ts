@@ -67,10 +67,7 @@ export async function writeLongResult(
     }
   } catch (error) {
     failed = true;
-    request.log.warn(
-      { err: error, requestId: request.id },
-      `${result.kind} ended with an error`,
-    );
+    request.log.warn({ err: error, requestId: request.id }, `${result.kind} ended with an error`);
   } finally {
     // Charge what was produced, even when the client went away mid-stream; an upstream failure,
     // or a response that could not even start, is charged nothing.
