@@ -38,6 +38,12 @@ export interface HttpClient {
   close(): Promise<void>;
 }
 
+/**
+ * First-byte timeouts from this long on are left to undici's timer (about 0.5 s resolution, a
+ * few percent at most); shorter ones get a precise timer of their own.
+ */
+const COARSE_TIMER_MIN_MS = 10_000;
+
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   connectMs: 10_000,
   firstByteMs: 120_000,
@@ -60,9 +66,36 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
     init: RequestInit & { body?: string | Uint8Array },
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
-    // One controller per call, aborted by the first-byte timer or by the caller's signal (a
-    // listener, not `AbortSignal.any`, which costs far more per request). The listener is removed
-    // when the response body closes, so a long-lived caller signal collects none.
+    const idleMs = init.timeouts?.idleMs ?? timeouts.idleMs;
+    const firstByteError = (cause: unknown) =>
+      new UpstreamError({
+        kind: "timeout",
+        message: `No response from the upstream within ${firstByteMs} ms.`,
+        cause,
+      });
+    if (firstByteMs >= COARSE_TIMER_MIN_MS) {
+      // Long timeouts (the default is two minutes) use undici's own timer: it is coarse (about
+      // half a second) but costs nothing per request, and the caller's signal goes straight in.
+      try {
+        const response = await request(url, {
+          method,
+          headers: init.headers,
+          body: init.body,
+          signal: init.signal,
+          headersTimeout: firstByteMs,
+          bodyTimeout: idleMs,
+          dispatcher,
+        });
+        return { status: response.statusCode, headers: response.headers, body: response.body };
+      } catch (error) {
+        if (error instanceof undiciErrors.HeadersTimeoutError) throw firstByteError(error);
+        throw toUpstreamError(error, init.signal);
+      }
+    }
+    // Short timeouts need a precise timer: one controller per call, aborted by the timer or by
+    // the caller's signal (a listener, not `AbortSignal.any`, which costs far more per request).
+    // The listener is removed when the response body closes, so a long-lived caller signal
+    // collects none.
     const upstream = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -80,20 +113,14 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
         headers: init.headers,
         body: init.body,
         signal: upstream.signal,
-        bodyTimeout: init.timeouts?.idleMs ?? timeouts.idleMs,
+        bodyTimeout: idleMs,
         dispatcher,
       });
       if (caller) response.body.once("close", detach);
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
       detach();
-      if (timedOut && !caller?.aborted) {
-        throw new UpstreamError({
-          kind: "timeout",
-          message: `No response from the upstream within ${firstByteMs} ms.`,
-          cause: error,
-        });
-      }
+      if (timedOut && !caller?.aborted) throw firstByteError(error);
       throw toUpstreamError(error, caller);
     } finally {
       clearTimeout(timer);
