@@ -126,8 +126,14 @@ export class OpenAICompatibleChatModel implements ChatModel {
       let usage: TokenUsage | undefined;
       const toolCalls = new Map<number, ChatToolCall>();
       try {
+        let done = false;
         for await (const event of decodeSse(response.body)) {
-          if (event.data === "[DONE]") break;
+          // Read on to the end of the body after [DONE] rather than leaving the loop: a body
+          // dropped half-read costs an abort error and the connection, which cannot be reused.
+          if (done || event.data === "[DONE]") {
+            done = true;
+            continue;
+          }
           let chunk: OpenAIChunk;
           try {
             chunk = JSON.parse(event.data) as OpenAIChunk;
