@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { decodeSse, type SseEvent } from "./sse-decoder.ts";
+
+async function decode(chunks: string[]): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  async function* source() {
+    for (const chunk of chunks) yield Buffer.from(chunk);
+  }
+  for await (const event of decodeSse(source())) events.push(event);
+  return events;
+}
+
+const text = (events: SseEvent[]) => events.map((event) => [event.event, event.data]);
+
+describe("decodeSse", () => {
+  it("reads events with LF, CRLF and CR line ends, named and unnamed", async () => {
+    const stream = 'data: {"a":1}\n\nevent: ping\r\ndata: x\r\n\r\ndata: y\rdata: z\r\r';
+    expect(text(await decode([stream]))).toEqual([
+      [undefined, '{"a":1}'],
+      ["ping", "x"],
+      [undefined, "y\nz"],
+    ]);
+  });
+
+  it("gives the same events whatever the chunking, even a CRLF split across chunks", async () => {
+    const stream = "event: a\r\ndata: 1\r\n\r\n: comment\r\ndata:2\r\n\r\ndata: [DONE]\n\n";
+    const whole = text(await decode([stream]));
+    expect(whole).toEqual([
+      ["a", "1"],
+      [undefined, "2"],
+      [undefined, "[DONE]"],
+    ]);
+    for (let cut = 1; cut < stream.length; cut++) {
+      expect(text(await decode([stream.slice(0, cut), stream.slice(cut)]))).toEqual(whole);
+    }
+    expect(text(await decode([...stream]))).toEqual(whole);
+  });
+
+  it("ends a last event that has no blank line after it, and splits multi-byte characters safely", async () => {
+    const bytes = Buffer.from("data: héllo ✓");
+    async function* source() {
+      for (const byte of bytes) yield Buffer.from([byte]);
+    }
+    const events: SseEvent[] = [];
+    for await (const event of decodeSse(source())) events.push(event);
+    expect(text(events)).toEqual([[undefined, "héllo ✓"]]);
+  });
+
+  it("keeps the id field and ignores unknown fields", async () => {
+    const [event] = await decode(["id: 7\nretry: 10\nfoo\ndata: a\n\n"]);
+    expect(event).toEqual({ event: undefined, data: "a", id: "7" });
+  });
+});
