@@ -24,10 +24,11 @@ import {
 } from "./measure.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const LATENCY_REQUESTS = Number(process.env.BENCH_LATENCY_REQUESTS ?? 300);
+const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 10);
+const LATENCY_REQUESTS = Number(process.env.BENCH_LATENCY_REQUESTS ?? 100);
 const ADMIN_KEY = `sk-${"Bench".repeat(10)}`;
 const TARGET_RATIO = 0.7;
 const TARGET_ADDED_P50_MS = 1;
@@ -79,7 +80,7 @@ async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
     process.stdout.write(`  ${mode} round ${round + 1}/${ROUNDS} done\n`);
   }
   const latencies = targets.map(() => [] as number[]);
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < LATENCY_ROUNDS; round++) {
     for (const [index, target] of targets.entries())
       latencies[index]!.push(...(await sampleLatency(target, body, LATENCY_REQUESTS)));
   }
@@ -120,7 +121,7 @@ function formatTables(rows: Summary[]): string {
     ),
   ];
   const idle = [
-    `One request at a time (${ROUNDS} × ${LATENCY_REQUESTS} requests each):`,
+    `One request at a time (${LATENCY_ROUNDS} interleaved rounds × ${LATENCY_REQUESTS} requests each):`,
     "",
     "| target | mode | p50 ms | p99 ms | p50 added to floor |",
     "|---|---|---:|---:|---:|",
