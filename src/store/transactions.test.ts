@@ -25,13 +25,27 @@ describe("sqliteTransactions", () => {
   it("group-commits bodies started in the same turn and returns each body's result", async () => {
     const log: string[] = [];
     const { sqlite, insert } = setup(log);
+    await insert("warm", 0); // a flush just ran, so the runner is not idle
     log.length = 0;
     const results = await Promise.all([insert("a", 1), insert("b", 2), insert("c", 3)]);
     expect(results).toEqual([1, 2, 3]);
     expect(log.filter((statement) => /^begin/i.test(statement))).toHaveLength(1);
     expect(log.filter((statement) => /^insert/i.test(statement))).toHaveLength(3);
     expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(1);
-    expect(sqlite.prepare("select count(*) as n from items").get()).toEqual({ n: 3 });
+    expect(sqlite.prepare("select count(*) as n from items").get()).toEqual({ n: 4 });
+  });
+
+  it("runs the first body after an idle spell at once, and batches the rest of its turn", async () => {
+    const log: string[] = [];
+    const { insert } = setup(log);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    log.length = 0;
+    const first = insert("a", 1);
+    // The idle body ran inside `run`, before this line: its commit is already logged.
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(1);
+    const results = await Promise.all([first, insert("b", 2), insert("c", 3)]);
+    expect(results).toEqual([1, 2, 3]);
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(2);
   });
 
   it("fails only the failing body of a batch; the others are committed", async () => {
