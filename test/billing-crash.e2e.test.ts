@@ -14,7 +14,7 @@ describe("a process killed mid-load loses no charge and leaves no hold", () => {
     for (const gateway of children.splice(0)) gateway.child.kill("SIGKILL");
   });
 
-  it("charges every completed request exactly once and releases open holds at restart", async () => {
+  it("charges every completed request exactly once, and a crash leaves no hold behind", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "switchyard-crash-"));
     const databaseFile = join(cwd, "gateway.sqlite");
     const env = { DATABASE_URL: databaseFile, SWITCHYARD_ADMIN_KEY: ADMIN_KEY };
@@ -64,7 +64,10 @@ describe("a process killed mid-load loses no charge and leaves no hold", () => {
       .prepare("select held_micros from accounts where email = 'admin@localhost'")
       .get() as { held_micros: number };
     crashed.close();
-    expect(openHolds.held_micros).toBeGreaterThan(0);
+    // On SQLite the holds of requests in flight live in the process (docs/billing.md): the
+    // crash ended them with their requests, and none was written to the file. (Holds kept in
+    // the table, as on PostgreSQL, are released at restart: see the store conformance suite.)
+    expect(openHolds.held_micros).toBe(0);
 
     const second = await spawnGateway({ cwd, env });
     children.push(second);
