@@ -73,19 +73,21 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
         message: `No response from the upstream within ${firstByteMs} ms.`,
         cause,
       });
+    const issue = (signal: AbortSignal | undefined, headersTimeout: number | undefined) =>
+      request(url, {
+        method,
+        headers: init.headers,
+        body: init.body,
+        signal,
+        headersTimeout,
+        bodyTimeout: idleMs,
+        dispatcher,
+      });
     if (firstByteMs >= COARSE_TIMER_MIN_MS) {
       // Long timeouts (the default is two minutes) use undici's own timer: it is coarse (about
       // half a second) but costs nothing per request, and the caller's signal goes straight in.
       try {
-        const response = await request(url, {
-          method,
-          headers: init.headers,
-          body: init.body,
-          signal: init.signal,
-          headersTimeout: firstByteMs,
-          bodyTimeout: idleMs,
-          dispatcher,
-        });
+        const response = await issue(init.signal, firstByteMs);
         return { status: response.statusCode, headers: response.headers, body: response.body };
       } catch (error) {
         if (error instanceof undiciErrors.HeadersTimeoutError) throw firstByteError(error);
@@ -108,14 +110,7 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
     else caller?.addEventListener("abort", onCallerAbort, { once: true });
     const detach = () => caller?.removeEventListener("abort", onCallerAbort);
     try {
-      const response = await request(url, {
-        method,
-        headers: init.headers,
-        body: init.body,
-        signal: upstream.signal,
-        bodyTimeout: idleMs,
-        dispatcher,
-      });
+      const response = await issue(upstream.signal, undefined);
       if (caller) response.body.once("close", detach);
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
