@@ -56,8 +56,16 @@ export function countPromptTokens(messages: readonly ChatMessage[]): number {
   return total;
 }
 
+/**
+ * The last turn of the conversation: the last message that is not a system or developer note
+ * (clients such as Claude Code append a system note after the user's message).
+ */
+function lastTurn(messages: readonly ChatMessage[]): ChatMessage | undefined {
+  return messages.findLast((message) => message.role !== "system" && message.role !== "developer");
+}
+
 function leadWords(messages: readonly ChatMessage[]): string[] {
-  const last = messages.at(-1);
+  const last = lastTurn(messages);
   const lead: string[] = [];
   if (last?.role === "tool") {
     const result = splitWords(last.text).slice(0, 8);
@@ -126,7 +134,7 @@ export function toolCallArguments(tool: ChatTool, seed: number): string {
 }
 
 function chooseTool(request: ChatRequest): ChatTool | undefined {
-  const last = request.messages.at(-1);
+  const last = lastTurn(request.messages);
   if (request.tools.length === 0 || last?.role !== "user" || request.toolChoice === "none") {
     return undefined;
   }
