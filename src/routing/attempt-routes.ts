@@ -1,8 +1,8 @@
 /**
  * @module routing/attempt-routes
  * Runs a call against a model's routes in strategy order. A retryable upstream failure (connect
- * error, timeout, 429, 5xx) moves to the next route; anything else, or the last failure, is
- * thrown. Callers only attempt work that has not yet sent a byte to the client.
+ * error, timeout, 429, 5xx) or a route without an adapter (`provider_not_configured`) moves to
+ * the next route; anything else, or the last failure, is thrown. Callers only attempt work that has not yet sent a byte to the client.
  */
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
@@ -52,7 +52,10 @@ export async function attemptRoutes<T>(
     } catch (error) {
       const upstream = UpstreamError.isInstance(error) ? error : undefined;
       onAttempt?.({ route, error: upstream, durationMs: performance.now() - started });
-      if (!upstream?.retryable) throw error;
+      // A route this deployment has no adapter for is passed over like a failed one: a later
+      // route may serve the model.
+      const unserved = GatewayError.isInstance(error) && error.code === "provider_not_configured";
+      if (!upstream?.retryable && !unserved) throw error;
       lastError = error;
     }
   }
