@@ -213,8 +213,10 @@ for (const { protocol, model, skip = {} } of PROTOCOLS) {
       expect(
         ((await rejected.json()) as { error: { message: string } }).error.message.length,
       ).toBeGreaterThan(0);
-      const limited = await request("status=429");
+      const limited = await request("status=429;retry-after=7");
       expect(limited.status).toBe(429);
+      // The vendor's Retry-After reaches the client, so it backs off as long as asked.
+      expect(limited.headers.get("retry-after")).toBe("7");
     });
 
     test("client abort reaches the upstream", async () => {

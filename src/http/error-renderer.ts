@@ -59,14 +59,25 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: "overloaded_error",
 };
 
-/** Turns upstream failures into catalogue errors; the provider's text is kept. */
+/**
+ * Turns upstream failures into catalogue errors; the provider's text is kept, and so is its
+ * `Retry-After`, so a client backs off as long as the vendor asked.
+ */
 export function toGatewayError(error: unknown, requestId: string): GatewayError {
   if (GatewayError.isInstance(error)) return error;
   if (UpstreamError.isInstance(error)) {
+    const headers =
+      error.retryAfterSeconds === undefined
+        ? undefined
+        : { "retry-after": String(error.retryAfterSeconds) };
     if (error.kind === "timeout") return new GatewayError("upstream_timeout", {}, { cause: error });
     const status = error.status;
     if (status === 429)
-      return new GatewayError("upstream_rate_limited", { detail: error.message }, { cause: error });
+      return new GatewayError(
+        "upstream_rate_limited",
+        { detail: error.message },
+        { cause: error, headers },
+      );
     if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403) {
       return new GatewayError(
         "upstream_rejected",
@@ -75,10 +86,11 @@ export function toGatewayError(error: unknown, requestId: string): GatewayError 
           status,
           providerCode: error.vendorCode,
           cause: error,
+          headers,
         },
       );
     }
-    return new GatewayError("upstream_error", { detail: error.message }, { cause: error });
+    return new GatewayError("upstream_error", { detail: error.message }, { cause: error, headers });
   }
   return new GatewayError("internal_error", { requestId }, { cause: error });
 }

@@ -21,6 +21,8 @@ export interface UpstreamErrorInit {
   /** The vendor's machine code, when its body has one. */
   vendorCode?: string;
   upstreamRequestId?: string;
+  /** The upstream's `Retry-After`, in whole seconds, when it sent one. */
+  retryAfterSeconds?: number;
   retryable?: boolean;
   cause?: unknown;
 }
@@ -32,6 +34,7 @@ export class UpstreamError extends Error {
   readonly body: unknown;
   readonly vendorCode: string | undefined;
   readonly upstreamRequestId: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
   readonly retryable: boolean;
 
   constructor(init: UpstreamErrorInit) {
@@ -42,7 +45,24 @@ export class UpstreamError extends Error {
     this.body = init.body;
     this.vendorCode = init.vendorCode;
     this.upstreamRequestId = init.upstreamRequestId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
     this.retryable = init.retryable ?? defaultRetryable(init.kind, init.status);
+  }
+
+  /** A copy with some fields changed; every other field, `retryable` included, is kept. */
+  with(changes: Partial<UpstreamErrorInit>): UpstreamError {
+    return new UpstreamError({
+      kind: this.kind,
+      message: this.message,
+      status: this.status,
+      body: this.body,
+      vendorCode: this.vendorCode,
+      upstreamRequestId: this.upstreamRequestId,
+      retryAfterSeconds: this.retryAfterSeconds,
+      retryable: this.retryable,
+      cause: this.cause,
+      ...changes,
+    });
   }
 
   static isInstance(value: unknown): value is UpstreamError {

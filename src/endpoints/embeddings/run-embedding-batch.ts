@@ -21,8 +21,8 @@ export interface BatchRunOptions {
 
 /** Exponential backoff from 100 ms, or the upstream's `retry-after` up to 2 s. */
 export function defaultBackoffMs(retry: number, error: UpstreamError): number {
-  const retryAfter = Number((error.cause as { retryAfter?: unknown } | undefined)?.retryAfter);
-  if (Number.isFinite(retryAfter) && retryAfter >= 0) return Math.min(retryAfter * 1000, 2000);
+  const retryAfter = error.retryAfterSeconds;
+  if (retryAfter !== undefined) return Math.min(retryAfter * 1000, 2000);
   return Math.min(100 * 2 ** (retry - 1), 2000);
 }
 
@@ -51,16 +51,7 @@ export function partFailure(
       ? ""
       : `Batch part ${part.index + 1} of ${parts} (inputs ${part.start}-${part.end - 1}) failed${attempts > 1 ? ` after ${attempts} attempts` : ""}: `;
   if (where === "") return error;
-  return new UpstreamError({
-    kind: error.kind,
-    message: `${where}${error.message}`,
-    status: error.status,
-    body: error.body,
-    vendorCode: error.vendorCode,
-    upstreamRequestId: error.upstreamRequestId,
-    retryable: error.retryable,
-    cause: error.cause ?? error,
-  });
+  return error.with({ message: `${where}${error.message}`, cause: error.cause ?? error });
 }
 
 export async function runEmbeddingBatch<T>(

@@ -71,7 +71,7 @@ describe("readAnthropicError", () => {
       response(429, envelope("rate_limit_error", "slow down"), { "retry-after": "7" }),
     );
     expect(limited.retryable).toBe(true);
-    expect(limited.cause).toEqual({ retryAfter: "7" });
+    expect(limited.retryAfterSeconds).toBe(7);
   });
 
   it("keeps a non-JSON body as text", async () => {

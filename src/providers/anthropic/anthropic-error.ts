@@ -38,16 +38,7 @@ export async function readAnthropicError(response: UpstreamResponse): Promise<Up
   if (error.retryable || (error.status !== 529 && error.vendorCode !== "overloaded_error")) {
     return error;
   }
-  return new UpstreamError({
-    kind: error.kind,
-    message: error.message,
-    status: error.status,
-    body: error.body,
-    vendorCode: error.vendorCode,
-    upstreamRequestId: error.upstreamRequestId,
-    retryable: true,
-    cause: error.cause,
-  });
+  return error.with({ retryable: true });
 }
 
 /** The error an `event: error` frame reports after a 200. */

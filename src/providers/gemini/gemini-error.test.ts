@@ -52,7 +52,7 @@ describe("readGeminiError", () => {
       retryable: true,
       body: envelope(429, "RESOURCE_EXHAUSTED", "Quota"),
     });
-    expect(error.cause).toEqual({ retryAfter: "3" });
+    expect(error.retryAfterSeconds).toBe(3);
   });
 
   it("decides retries by the status name before the HTTP code", async () => {

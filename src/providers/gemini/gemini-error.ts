@@ -6,7 +6,7 @@
  * other names are not, whatever the HTTP status.
  * @see https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes
  */
-import { UpstreamError } from "../../spec/index.ts";
+import type { UpstreamError } from "../../spec/index.ts";
 import type { UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
 
@@ -40,14 +40,5 @@ export async function readGeminiError(response: UpstreamResponse): Promise<Upstr
   const error = await readUpstreamError(response, readGeminiErrorFields);
   const retryable = isRetryableGeminiStatus(error.vendorCode);
   if (retryable === undefined) return error;
-  return new UpstreamError({
-    kind: error.kind,
-    message: error.message,
-    status: error.status,
-    body: error.body,
-    vendorCode: error.vendorCode,
-    upstreamRequestId: error.upstreamRequestId,
-    retryable,
-    cause: error.cause,
-  });
+  return error.with({ retryable });
 }

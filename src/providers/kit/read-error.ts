@@ -20,7 +20,7 @@ export async function readUpstreamError(
     // Not JSON: keep the text.
   }
   const fields = typeof body === "object" && body !== null ? readFields(body) : {};
-  const retryAfter = headerValue(response.headers, "retry-after");
+  const retryAfterSeconds = parseRetryAfter(headerValue(response.headers, "retry-after"));
   return new UpstreamError({
     kind: "http",
     status: response.status,
@@ -28,6 +28,14 @@ export async function readUpstreamError(
     vendorCode: fields.code,
     body,
     upstreamRequestId: headerValue(response.headers, requestIdHeader),
-    ...(retryAfter ? { cause: { retryAfter } } : {}),
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
   });
+}
+
+/** `Retry-After` as whole seconds from now: delta-seconds or an HTTP date; else undefined. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number.parseInt(value, 10);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
