@@ -282,6 +282,14 @@ describe("catalog additions in switchyard.yaml", () => {
       expect(upstream.stats().requests).toBe(before + 1);
     });
 
+    it("lists a model whose endpoint has no adapter yet as unavailable", async () => {
+      const { key } = await createUser(gateway);
+      const video = await gateway.request("/v1/models/motion2.5-t2v-preview", { key });
+      expect(await video.json()).toMatchObject({ endpoint: "video", available: false });
+      const chat = await gateway.request("/v1/models/gpt-4o-mini", { key });
+      expect(await chat.json()).toMatchObject({ endpoint: "chat", available: true });
+    });
+
     it("shows the overridden shipped entry", async () => {
       const { key } = await createUser(gateway);
       const response = await gateway.request("/v1/models/gpt-4o-mini", { key });

@@ -3,7 +3,7 @@
  * Builds adapter instances for resolved catalog routes. Adapters are created once per route and
  * reused; the registry is built by `main.ts` and handed to endpoints as an interface.
  */
-import type { ResolvedRoute } from "../catalog/index.ts";
+import type { EndpointKind, ResolvedRoute } from "../catalog/index.ts";
 import type {
   ChatModel,
   EmbeddingModel,
@@ -31,6 +31,8 @@ export interface ProviderRegistry {
   imageModel(route: ResolvedRoute): ImageModel | undefined;
   /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
   messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
+  /** Whether an adapter can serve `route` for an endpoint of this kind. */
+  serves(kind: EndpointKind, route: ResolvedRoute): boolean;
   /** Closes the upstream connection pool. */
   close(): Promise<void>;
 }
@@ -43,8 +45,23 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
   const passthroughs = new Map<string, MessagesPassthroughModel>();
   const embeddings = createEmbeddingModels(http);
   const speech = createSpeechModels(http);
-  return {
+  const registry: ProviderRegistry = {
     close: () => http.close(),
+    serves(kind, route) {
+      switch (kind) {
+        case "chat":
+          return registry.chatModel(route) !== undefined;
+        case "embedding":
+          return registry.embeddingModel(route) !== undefined;
+        case "speech":
+          return registry.speechModel(route) !== undefined;
+        case "image-generation":
+        case "image-edit":
+          return registry.imageModel(route) !== undefined;
+        default:
+          return false;
+      }
+    },
     embeddingModel: (route) => embeddings(route),
     speechModel: (route) => speech(route),
     imageModel: createImageModels(http),
@@ -93,4 +110,5 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
       return model;
     },
   };
+  return registry;
 }

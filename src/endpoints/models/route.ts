@@ -10,7 +10,10 @@ import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 
-export function toOpenAIModel(model: CatalogModel) {
+/** True when some route of the model resolved and has an adapter for the model's endpoint. */
+export type Availability = (model: CatalogModel) => boolean;
+
+export function toOpenAIModel(model: CatalogModel, available: Availability) {
   return {
     id: model.id,
     object: "model",
@@ -22,7 +25,7 @@ export function toOpenAIModel(model: CatalogModel) {
     aliases: model.aliases ?? [],
     capabilities: model.capabilities ?? {},
     pricing: model.pricing,
-    available: model.resolvedRoutes.length > 0,
+    available: available(model),
   };
 }
 
@@ -52,6 +55,8 @@ const ModelObject = Type.Object({
 });
 
 export function registerModelRoutes(app: FastifyInstance, services: Services): void {
+  const available: Availability = (model) =>
+    model.resolvedRoutes.some((route) => services.providers.serves(model.endpoint, route));
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/models",
@@ -70,7 +75,7 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
           last_id: data.at(-1)?.id ?? null,
         };
       }
-      return { object: "list", data: models.map(toOpenAIModel) };
+      return { object: "list", data: models.map((model) => toOpenAIModel(model, available)) };
     },
   });
 
@@ -88,7 +93,7 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
       }
       return request.headers["anthropic-version"] !== undefined
         ? toAnthropicModel(model)
-        : toOpenAIModel(model);
+        : toOpenAIModel(model, available);
     },
   });
 }
