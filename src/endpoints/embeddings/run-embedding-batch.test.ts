@@ -121,11 +121,11 @@ describe("defaultBackoffMs", () => {
       kind: "http",
       status: 429,
       message: "slow down",
-      cause: { retryAfter: "1" },
+      retryAfterSeconds: 1,
     });
     expect(defaultBackoffMs(1, limited)).toBe(1000);
     expect(
-      defaultBackoffMs(1, new UpstreamError({ ...limited, cause: { retryAfter: "30" } })),
+      defaultBackoffMs(1, new UpstreamError({ ...limited, retryAfterSeconds: 30 })),
     ).toBe(2000);
   });
 });
