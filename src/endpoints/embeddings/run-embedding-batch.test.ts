@@ -124,8 +124,8 @@ describe("defaultBackoffMs", () => {
       retryAfterSeconds: 1,
     });
     expect(defaultBackoffMs(1, limited)).toBe(1000);
-    expect(
-      defaultBackoffMs(1, new UpstreamError({ ...limited, retryAfterSeconds: 30 })),
-    ).toBe(2000);
+    expect(defaultBackoffMs(1, new UpstreamError({ ...limited, retryAfterSeconds: 30 }))).toBe(
+      2000,
+    );
   });
 });
