@@ -1,7 +1,7 @@
 /**
  * @module providers/registry
  * Builds adapter instances for resolved catalog routes. Adapters are created once per route and
- * reused; the registry is built by `main.ts` and handed to endpoints as an interface.
+ * reused (`kit/per-route.ts`); the registry is built by `main.ts` and handed to endpoints as an interface.
  */
 import type { EndpointKind, ResolvedRoute } from "../catalog/index.ts";
 import type {
@@ -17,6 +17,7 @@ import { createEmbeddingModels } from "./embeddings.ts";
 import { GeminiChatModel } from "./gemini/gemini-chat-model.ts";
 import { createImageModels } from "./images.ts";
 import type { HttpClient } from "./kit/http-client.ts";
+import { perRoute } from "./kit/per-route.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
 import { createSpeechModels } from "./speech.ts";
 
@@ -38,13 +39,6 @@ export interface ProviderRegistry {
 }
 
 export function createProviderRegistry(http: HttpClient): ProviderRegistry {
-  const chatModels = new Map<string, ChatModel>();
-  // Resolved routes are built once by the catalog, so each route object finds its adapter
-  // without building a cache key per request.
-  const byRoute = new WeakMap<ResolvedRoute, ChatModel>();
-  const passthroughs = new Map<string, MessagesPassthroughModel>();
-  const embeddings = createEmbeddingModels(http);
-  const speech = createSpeechModels(http);
   const registry: ProviderRegistry = {
     close: () => http.close(),
     serves(kind, route) {
@@ -62,53 +56,24 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
           return false;
       }
     },
-    embeddingModel: (route) => embeddings(route),
-    speechModel: (route) => speech(route),
+    embeddingModel: createEmbeddingModels(http),
+    speechModel: createSpeechModels(http),
     imageModel: createImageModels(http),
-    messagesPassthrough(route) {
-      if (route.adapter !== "anthropic") return undefined;
-      const cacheKey = `${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
-      let model = passthroughs.get(cacheKey);
-      if (!model) {
-        model = new AnthropicPassthrough({
-          baseUrl: route.baseUrl,
-          apiKey: route.apiKey,
-          http: route.timeouts ? http.withTimeouts(route.timeouts) : http,
-        });
-        passthroughs.set(cacheKey, model);
+    messagesPassthrough: perRoute<MessagesPassthroughModel>(http, (route, config) =>
+      route.adapter === "anthropic" ? new AnthropicPassthrough(config) : undefined,
+    ),
+    chatModel: perRoute<ChatModel>(http, (route, config) => {
+      switch (route.adapter) {
+        case "openai-compatible":
+          return new OpenAICompatibleChatModel(config);
+        case "anthropic":
+          return new AnthropicChatModel(config);
+        case "gemini":
+          return new GeminiChatModel(config);
+        default:
+          return undefined;
       }
-      return model;
-    },
-    chatModel(route) {
-      const known = byRoute.get(route);
-      if (known) return known;
-      const cacheKey = `${route.adapter} ${route.baseUrl} ${route.apiKey} ${JSON.stringify(route.timeouts ?? {})}`;
-      let model = chatModels.get(cacheKey);
-      if (!model) {
-        const config = {
-          baseUrl: route.baseUrl,
-          apiKey: route.apiKey,
-          http: route.timeouts ? http.withTimeouts(route.timeouts) : http,
-          provider: route.vendor,
-        };
-        switch (route.adapter) {
-          case "openai-compatible":
-            model = new OpenAICompatibleChatModel(config);
-            break;
-          case "anthropic":
-            model = new AnthropicChatModel(config);
-            break;
-          case "gemini":
-            model = new GeminiChatModel(config);
-            break;
-          default:
-            return undefined;
-        }
-        chatModels.set(cacheKey, model);
-      }
-      byRoute.set(route, model);
-      return model;
-    },
+    }),
   };
   return registry;
 }

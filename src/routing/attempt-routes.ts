@@ -14,6 +14,25 @@ export interface AttemptLog {
   durationMs: number;
 }
 
+/** What `logAttempts` needs of a logger (pino's signature). */
+export interface AttemptLogger {
+  debug(fields: Record<string, unknown>, message: string): void;
+}
+
+/** The `onAttempt` callback every endpoint uses: one debug line per attempt, with the request id. */
+export function logAttempts(logger: AttemptLogger, requestId: string) {
+  return (attempt: AttemptLog): void =>
+    logger.debug(
+      {
+        requestId,
+        vendor: attempt.route.vendor,
+        failed: attempt.error?.message,
+        ms: Math.round(attempt.durationMs),
+      },
+      "upstream attempt",
+    );
+}
+
 /** Routes in the order they are tried: as listed for `fallback`, weighted-random for `weighted`. */
 export function orderRoutes(
   model: CatalogModel,

@@ -7,7 +7,7 @@ import { countTokens } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
-import { attemptRoutes } from "../../routing/index.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
   ChatFinishReason,
@@ -59,16 +59,7 @@ export async function runChatCompletion(
 ): Promise<OperationResult> {
   const id = `chatcmpl-${newId("").slice(1)}`;
   const created = Math.floor(context.services.now() / 1000);
-  const logAttempt = (attempt: { route: { vendor: string }; error?: Error; durationMs: number }) =>
-    context.services.logger.debug(
-      {
-        requestId: context.requestId,
-        vendor: attempt.route.vendor,
-        failed: attempt.error?.message,
-        ms: Math.round(attempt.durationMs),
-      },
-      "upstream attempt",
-    );
+  const logAttempt = logAttempts(context.services.logger, context.requestId);
 
   if (!body.stream) {
     let options: ChatCallOptions | undefined;

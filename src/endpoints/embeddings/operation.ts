@@ -11,7 +11,7 @@ import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
 import type { ResolvedRoute } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { attemptRoutes } from "../../routing/index.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import {
   type CallWarning,
   type EmbeddingModel,
@@ -120,16 +120,7 @@ export async function runEmbeddings(
   const outcome = await attemptRoutes(
     context.model,
     (route) => embedOnRoute(route, texts, dimensions, context),
-    (attempt) =>
-      context.services.logger.debug(
-        {
-          requestId: context.requestId,
-          vendor: attempt.route.vendor,
-          failed: attempt.error?.message,
-          ms: Math.round(attempt.durationMs),
-        },
-        "upstream attempt",
-      ),
+    logAttempts(context.services.logger, context.requestId),
   );
 
   const warnings: CallWarning[] = outcome.results.flatMap((result) => result.warnings);

@@ -6,7 +6,7 @@
 import type { ResolvedRoute } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext } from "../../http/model-endpoint.ts";
-import { attemptRoutes } from "../../routing/index.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import {
   type CallWarning,
   formatWarning,
@@ -26,16 +26,7 @@ export async function callImageModel(
       if (!model) throw new GatewayError("provider_not_configured", { model: context.model.id });
       return call(model, route);
     },
-    (attempt) =>
-      context.services.logger.debug(
-        {
-          requestId: context.requestId,
-          vendor: attempt.route.vendor,
-          failed: attempt.error?.message,
-          ms: Math.round(attempt.durationMs),
-        },
-        "upstream attempt",
-      ),
+    logAttempts(context.services.logger, context.requestId),
   );
 }
 

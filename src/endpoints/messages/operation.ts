@@ -7,7 +7,7 @@
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
-import { attemptRoutes } from "../../routing/index.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
   ChatCallOptions,
@@ -107,37 +107,42 @@ export async function runMessages(
     setting: "max_tokens",
     details: `capped at ${cap}, the model's limit`,
   };
-  const attempt = await attemptRoutes<Attempt>(context.model, async (route) => {
-    const native = providers.messagesPassthrough(route);
-    if (native) {
-      const call = {
-        body: {
-          ...body,
-          model: route.upstreamModel,
-          messages: withoutSystemRole(body.messages),
-          ...(capped === undefined ? {} : withMaxTokens(body, capped)),
-        },
-        headers,
-        abortSignal: context.signal,
-      };
-      const warnings = capped === undefined ? [] : [capWarning];
+  const attempt = await attemptRoutes<Attempt>(
+    context.model,
+    async (route) => {
+      const native = providers.messagesPassthrough(route);
+      if (native) {
+        const call = {
+          body: {
+            ...body,
+            model: route.upstreamModel,
+            messages: withoutSystemRole(body.messages),
+            ...(capped === undefined ? {} : withMaxTokens(body, capped)),
+          },
+          headers,
+          abortSignal: context.signal,
+        };
+        const warnings = capped === undefined ? [] : [capWarning];
+        return stream
+          ? { kind: "native-stream", stream: await native.stream(call), warnings }
+          : { kind: "native-json", result: await native.create(call), warnings };
+      }
+      const chatModel = providers.chatModel(route);
+      if (!chatModel)
+        throw new GatewayError("provider_not_configured", { model: context.model.id });
+      const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
+      if (context.model.capabilities?.reasoning === false) dropReasoning(options, warnings);
+      if (capped !== undefined) {
+        warnings.push(capWarning);
+        options.maxOutputTokens = capped;
+      }
+      const call = { ...options, abortSignal: context.signal };
       return stream
-        ? { kind: "native-stream", stream: await native.stream(call), warnings }
-        : { kind: "native-json", result: await native.create(call), warnings };
-    }
-    const chatModel = providers.chatModel(route);
-    if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
-    const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
-    if (context.model.capabilities?.reasoning === false) dropReasoning(options, warnings);
-    if (capped !== undefined) {
-      warnings.push(capWarning);
-      options.maxOutputTokens = capped;
-    }
-    const call = { ...options, abortSignal: context.signal };
-    return stream
-      ? { kind: "translated-stream", parts: await chatModel.doStream(call), options, warnings }
-      : { kind: "translated-json", result: await chatModel.doGenerate(call), options, warnings };
-  });
+        ? { kind: "translated-stream", parts: await chatModel.doStream(call), options, warnings }
+        : { kind: "translated-json", result: await chatModel.doGenerate(call), options, warnings };
+    },
+    logAttempts(context.services.logger, context.requestId),
+  );
 
   switch (attempt.kind) {
     case "native-json": {

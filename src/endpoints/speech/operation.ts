@@ -8,7 +8,7 @@
  */
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { attemptRoutes } from "../../routing/index.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import { formatWarning, type SpeechResult } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
 import { countCharacters, speechUsage } from "./estimate-speech-cost.ts";
@@ -66,16 +66,7 @@ export async function runSpeech(
       });
       return peek(result.audio);
     },
-    (attempt) =>
-      context.services.logger.debug(
-        {
-          requestId: context.requestId,
-          vendor: attempt.route.vendor,
-          failed: attempt.error?.message,
-          ms: Math.round(attempt.durationMs),
-        },
-        "upstream attempt",
-      ),
+    logAttempts(context.services.logger, context.requestId),
   );
   const speech = result!;
   let audio: AsyncIterable<Uint8Array>;
