@@ -15,8 +15,9 @@ import {
 } from "./dashscope-errors.ts";
 import type { MultimodalContext, MultimodalHandler } from "./dashscope-multimodal.ts";
 import { stableHash } from "./deterministic-text.ts";
-import { DASHSCOPE_RESULT_TTL_SECONDS, requestOrigin, signResultUrl } from "./image-results.ts";
+import { DASHSCOPE_RESULT_TTL_SECONDS, signResultUrl } from "./image-results.ts";
 import { sendEmbedBody } from "./request-faults.ts";
+import { requestOrigin } from "./signed-links.ts";
 
 /** The message DashScope sends with each code the `code=` fault may ask for. */
 const CODE_MESSAGES: Record<string, string> = {

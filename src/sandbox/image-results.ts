@@ -3,10 +3,8 @@
  * The sandbox's stand-in for the vendors' result hosts (DashScope's OSS bucket, OpenAI's blob
  * store): `GET /__results/<id>.<ext>?Expires=<unix>&Signature=<hmac>`. Nothing is stored: the
  * id names the picture (size, seed, format, background), which is drawn again on each download.
- * Like the real hosts it is not the vendor API: a request with an `Authorization` header, a bad
- * signature or a link past its `Expires` is refused with an OSS-style XML error.
+ * Links are signed and checked by `signed-links.ts`.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   MAX_SIDE,
@@ -15,6 +13,7 @@ import {
   type SynthSpec,
   synthesize,
 } from "./image-synth.ts";
+import { ossError, refuseDownload, signedQuery } from "./signed-links.ts";
 
 export const RESULTS_PREFIX = "/__results/";
 /** DashScope's result links live 24 h. */
@@ -22,8 +21,6 @@ export const DASHSCOPE_RESULT_TTL_SECONDS = 24 * 60 * 60;
 /** DALL·E 2 links live 60 minutes. */
 export const OPENAI_RESULT_TTL_SECONDS = 60 * 60;
 
-/** Fixed, so a test can sign a link itself (e.g. one that has already expired). */
-const SECRET = "switchyard-sandbox-results";
 const EXTENSIONS: Record<SynthFormat, string> = { png: "png", jpeg: "jpg", webp: "webp" };
 const ID = /^img-(\d{1,4})x(\d{1,4})-([0-9a-f]{8})-([to])\.(png|jpg|webp)$/;
 
@@ -51,10 +48,6 @@ export function parseResultFileName(file: string): ResultPicture | undefined {
   };
 }
 
-export function resultSignature(file: string, expires: number): string {
-  return createHmac("sha256", SECRET).update(`${file}\n${expires}`).digest("base64url");
-}
-
 /** A signed link on `origin` (e.g. `http://127.0.0.1:8090`) to the picture. */
 export function signResultUrl(
   origin: string,
@@ -64,52 +57,16 @@ export function signResultUrl(
 ): string {
   const file = resultFileName(picture);
   const expires = nowSeconds + ttlSeconds;
-  const query = `Expires=${expires}&OSSAccessKeyId=sandbox&Signature=${resultSignature(file, expires)}`;
-  return `${origin}${RESULTS_PREFIX}${file}?${query}`;
-}
-
-/** The scheme and host the client used to reach the sandbox. */
-export function requestOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.headers.host ?? "127.0.0.1"}`;
-}
-
-function ossError(reply: FastifyReply, status: number, code: string, message: string) {
-  const xml =
-    `<?xml version="1.0" encoding="UTF-8"?>\n<Error>\n  <Code>${code}</Code>\n` +
-    `  <Message>${message}</Message>\n  <HostId>sandbox-results</HostId>\n</Error>\n`;
-  return reply.code(status).type("application/xml").send(xml);
-}
-
-function sameSignature(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return `${origin}${RESULTS_PREFIX}${file}?${signedQuery(file, expires)}`;
 }
 
 async function serveResult(request: FastifyRequest, reply: FastifyReply) {
-  if (request.headers.authorization !== undefined) {
-    return ossError(reply, 400, "InvalidArgument", "Authorization header is invalid.");
-  }
   const { file } = request.params as { file: string };
-  const query = request.query as Record<string, string | undefined>;
+  const refused = refuseDownload(request, reply, file);
+  if (refused) return refused;
   const picture = parseResultFileName(file);
   if (!picture || picture.width > MAX_SIDE || picture.height > MAX_SIDE) {
     return ossError(reply, 404, "NoSuchKey", "The specified key does not exist.");
-  }
-  const expires = Number(query.Expires);
-  if (!query.Expires || !Number.isInteger(expires) || !query.Signature) {
-    return ossError(reply, 403, "AccessDenied", "AccessDenied");
-  }
-  if (!sameSignature(query.Signature, resultSignature(file, expires))) {
-    return ossError(
-      reply,
-      403,
-      "SignatureDoesNotMatch",
-      "The request signature we calculated does not match the signature you provided.",
-    );
-  }
-  if (expires < Math.floor(Date.now() / 1000)) {
-    return ossError(reply, 403, "AccessDenied", "Request has expired.");
   }
   const bytes = await synthesize(picture);
   return reply

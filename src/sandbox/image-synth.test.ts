@@ -2,13 +2,9 @@ import jpeg from "jpeg-js";
 import { PNG } from "pngjs";
 import { describe, expect, it } from "vitest";
 import { readImageFacts, sniffKind } from "./image-bytes.ts";
-import {
-  parseResultFileName,
-  resultFileName,
-  resultSignature,
-  signResultUrl,
-} from "./image-results.ts";
+import { parseResultFileName, resultFileName, signResultUrl } from "./image-results.ts";
 import { renderPixels, synthesize } from "./image-synth.ts";
+import { linkSignature } from "./signed-links.ts";
 
 describe("sandbox pictures", () => {
   it("draws the same pixels for the same seed, other pixels for another", () => {
@@ -51,7 +47,7 @@ describe("sandbox pictures", () => {
     const url = new URL(signResultUrl("http://sandbox", picture, 60, 1000));
     expect(url.pathname).toBe(`/__results/${file}`);
     expect(url.searchParams.get("Expires")).toBe("1060");
-    expect(url.searchParams.get("Signature")).toBe(resultSignature(file, 1060));
+    expect(url.searchParams.get("Signature")).toBe(linkSignature(file, 1060));
   });
 
   it("reads PNG colour modes, including tRNS transparency", async () => {

@@ -10,7 +10,7 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { stableHash } from "./deterministic-text.ts";
-import { OPENAI_RESULT_TTL_SECONDS, requestOrigin, signResultUrl } from "./image-results.ts";
+import { OPENAI_RESULT_TTL_SECONDS, signResultUrl } from "./image-results.ts";
 import { synthesize } from "./image-synth.ts";
 import {
   INVALID_API_KEY,
@@ -26,6 +26,7 @@ import {
   parseImagesRequest,
 } from "./openai-images-request.ts";
 import { type FaultErrors, faultPreflight, hasBearerKey, sendEmbedBody } from "./request-faults.ts";
+import { requestOrigin } from "./signed-links.ts";
 import type { SandboxState } from "./state.ts";
 
 export const IMAGES_PREFIX = "/openai/v1/images";

@@ -13,8 +13,9 @@ import { pcmBytes, wavFile } from "./audio-wav.ts";
 import { sleep, writeFlushed } from "./connection.ts";
 import { dashScopeError, sendDashScopeError } from "./dashscope-errors.ts";
 import type { MultimodalContext, MultimodalHandler } from "./dashscope-multimodal.ts";
+import { requestOrigin } from "./signed-links.ts";
 import { parseTtsRequest } from "./speech-request.ts";
-import { originOf, resultStoreFor, type StoredResult } from "./speech-results.ts";
+import { resultStoreFor, type StoredResult } from "./speech-results.ts";
 
 /** Samples per stream event: 200 ms of audio. */
 export const STREAM_CHUNK_SAMPLES = TTS_SAMPLE_RATE / 5;
@@ -116,7 +117,10 @@ async function handleSpeech(
   const meta: Reply = {
     requestId: context.requestId,
     audioId: `audio_${context.requestId.replaceAll("-", "")}`,
-    stored: resultStoreFor(context.state).put(wavFile(samples, TTS_SAMPLE_RATE), originOf(request)),
+    stored: resultStoreFor(context.state).put(
+      wavFile(samples, TTS_SAMPLE_RATE),
+      requestOrigin(request),
+    ),
     characters: tts.characters,
     usage: !context.fault.noUsage,
   };

@@ -2,11 +2,11 @@
  * @module sandbox/speech-results
  * The sandbox's stand-in for DashScope's result host (object storage): synthesized WAV files
  * kept in memory for a while, served under signed, expiring URLs. Like the real host it is not
- * DashScope, so a request that carries an `Authorization` header is refused, and an expired
- * link is refused with an OSS-style XML error.
+ * DashScope: links are signed and checked by `signed-links.ts`.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ossError, refuseDownload, signedQuery } from "./signed-links.ts";
 
 export const RESULT_PREFIX = "/dashscope-results/tts/";
 /** Result links live 24 h, as DashScope's do. */
@@ -18,17 +18,6 @@ export interface StoredResult {
   url: string;
   id: string;
   expiresAt: number;
-}
-
-function signature(id: string, expires: number): string {
-  return createHash("sha256").update(`switchyard-sandbox:${id}:${expires}`).digest("base64url");
-}
-
-function ossError(reply: FastifyReply, status: number, code: string, message: string) {
-  const xml =
-    `<?xml version="1.0" encoding="UTF-8"?>\n<Error>\n  <Code>${code}</Code>\n` +
-    `  <Message>${message}</Message>\n  <HostId>sandbox-oss</HostId>\n</Error>\n`;
-  return reply.code(status).type("application/xml").send(xml);
 }
 
 /** A bounded in-memory store of WAV files (oldest dropped first). */
@@ -47,29 +36,19 @@ export class SpeechResultStore {
       this.#files.delete(oldest);
       this.#bytes -= file.bytes.length;
     }
-    const query = `Expires=${expires}&OSSAccessKeyId=sandbox&Signature=${signature(id, expires)}`;
-    return { id, expiresAt: expires, url: `${origin}${RESULT_PREFIX}${id}.wav?${query}` };
+    const file = `${id}.wav`;
+    return {
+      id,
+      expiresAt: expires,
+      url: `${origin}${RESULT_PREFIX}${file}?${signedQuery(file, expires)}`,
+    };
   }
 
   serve(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    if (request.headers.authorization !== undefined) {
-      return ossError(reply, 400, "InvalidArgument", "Authorization header is invalid.");
-    }
     const { file } = request.params as { file: string };
-    const query = request.query as Record<string, string | undefined>;
+    const refused = refuseDownload(request, reply, file);
+    if (refused) return refused;
     const id = file.replace(/\.wav$/, "");
-    const expires = Number(query.Expires);
-    if (!Number.isInteger(expires) || query.Signature !== signature(id, expires)) {
-      return ossError(
-        reply,
-        403,
-        "SignatureDoesNotMatch",
-        "The request signature we calculated does not match the signature you provided.",
-      );
-    }
-    if (expires < Math.floor(Date.now() / 1000)) {
-      return ossError(reply, 403, "AccessDenied", "Request has expired.");
-    }
     const stored = this.#files.get(id);
     if (!stored) return ossError(reply, 404, "NoSuchKey", "The specified key does not exist.");
     return reply
@@ -82,11 +61,6 @@ export class SpeechResultStore {
 
 export function registerResultHost(app: FastifyInstance, store: SpeechResultStore): void {
   app.get(`${RESULT_PREFIX}:file`, (request, reply) => store.serve(request, reply));
-}
-
-/** `http://host:port` of the request, as the client addressed the sandbox. */
-export function originOf(request: FastifyRequest): string {
-  return `${request.protocol}://${request.headers.host ?? "127.0.0.1"}`;
 }
 
 const stores = new WeakMap<object, SpeechResultStore>();
