@@ -22,9 +22,14 @@ export function buildApp(
   services: Services,
   lifecycle: Lifecycle = { draining: false },
 ): FastifyInstance {
+  const server = services.config.server;
   const app = createHttpServer({
     logger: services.logger,
-    bodyLimitBytes: services.config.server.body_limit_bytes,
+    bodyLimitBytes: server.body_limit_bytes,
+    maxJsonDepth: server.max_json_depth,
+    headersTimeoutMs: server.headers_timeout_ms,
+    requestTimeoutMs: server.request_timeout_ms,
+    keepAliveTimeoutMs: server.keep_alive_timeout_ms,
   });
   app.decorate("routeDocs", []);
   app.decorate("quoteTargets", new Map());

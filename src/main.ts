@@ -7,8 +7,8 @@
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
-import { createAuthenticator } from "./auth/index.ts";
-import { createLedgerBilling, warmTokenizer } from "./billing/index.ts";
+import { createAttemptLimiter, createAuthenticator } from "./auth/index.ts";
+import { createLedgerBilling, startInflightRecovery, warmTokenizer } from "./billing/index.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";
 import { Catalog, type CatalogData, loadCatalogData } from "./catalog/index.ts";
 import { type Config, loadConfig } from "./config/index.ts";
@@ -16,7 +16,7 @@ import type { Lifecycle } from "./endpoints/system/routes.ts";
 import type { Services } from "./http/services.ts";
 import { createMemoryQuotas } from "./limits/index.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
-import { openStore, type Store } from "./store/index.ts";
+import { openStore, randomBase62, type Store } from "./store/index.ts";
 
 export interface RunningGateway {
   url: string;
@@ -49,6 +49,7 @@ async function startSandboxIfNeeded(
   config: Config,
   data: CatalogData,
   env: Record<string, string | undefined>,
+  logger: Logger,
 ) {
   if (config.sandbox.url)
     return { url: config.sandbox.url.replace(/\/$/, ""), close: async () => {} };
@@ -56,8 +57,14 @@ async function startSandboxIfNeeded(
   if (config.sandbox.mode === "auto" && vendorsWithoutCredential(data, env).length === 0)
     return undefined;
   // The sandbox is a separate server; only this composition root starts it, and only on demand.
-  const { startSandbox } = await import("./sandbox/server.ts");
-  const sandbox = await startSandbox({ host: "127.0.0.1", port: 0 });
+  // It runs in a worker thread, so no request to it can stall this process's event loop.
+  const { startSandboxIsolated } = await import("./sandbox/isolated.ts");
+  const sandbox = await startSandboxIsolated({
+    host: "127.0.0.1",
+    port: 0,
+    onWorkerExit: ({ exitCode, error, restarted }) =>
+      logger.error({ exitCode, err: error, restarted }, "sandbox worker exited"),
+  });
   return { url: sandbox.url, close: sandbox.close };
 }
 
@@ -69,6 +76,7 @@ export async function buildServices(
     sandboxUrl: string | undefined;
     data: CatalogData;
     store: Store;
+    instanceId: string;
   },
 ): Promise<Services> {
   const catalog = new Catalog(options.data, {
@@ -77,11 +85,17 @@ export async function buildServices(
     sandboxMode: config.sandbox.mode,
     modelAliases: config.model_aliases,
   });
-  const http = createHttpClient({
-    connectMs: config.upstream.connect_timeout_ms,
-    firstByteMs: config.upstream.first_byte_timeout_ms,
-    idleMs: config.upstream.idle_timeout_ms,
-  });
+  const http = createHttpClient(
+    {
+      connectMs: config.upstream.connect_timeout_ms,
+      firstByteMs: config.upstream.first_byte_timeout_ms,
+      idleMs: config.upstream.idle_timeout_ms,
+    },
+    {
+      maxResponseBytes: config.upstream.max_response_bytes,
+      maxStreamBytes: config.upstream.max_stream_bytes,
+    },
+  );
   return {
     config,
     store: options.store,
@@ -90,43 +104,26 @@ export async function buildServices(
     }),
     catalog,
     providers: createProviderRegistry(http),
-    billing: createLedgerBilling(options.store),
+    billing: createLedgerBilling(options.store, { instanceId: options.instanceId }),
     quotas: createMemoryQuotas({
       defaultRpm: config.limits.default_rpm,
       defaultConcurrency: config.limits.default_concurrency,
       leaseTtlMs: config.limits.lease_ttl_seconds * 1000,
     }),
+    attempts: createAttemptLimiter({
+      perAddress: {
+        login: { limit: config.auth.login_attempts_per_minute, windowMs: 60_000 },
+        register: { limit: config.auth.register_attempts_per_hour, windowMs: 3_600_000 },
+      },
+      perEmail: {
+        login: { limit: config.auth.login_attempts_per_email_per_minute, windowMs: 60_000 },
+        register: { limit: config.auth.register_attempts_per_email_per_hour, windowMs: 3_600_000 },
+      },
+      maxEntries: config.auth.attempt_tracking_max_entries,
+    }),
     logger: options.logger,
     now: Date.now,
   };
-}
-
-/**
- * Releases holds a crashed process left behind. SQLite serves one process, so at start-up every
- * open hold is stale; PostgreSQL may be shared by live instances, so only holds older than
- * `billing.stale_hold_seconds` are released, at start-up and then periodically.
- */
-async function releaseStaleHolds(
-  store: Store & { dialect: string },
-  config: Config,
-  logger: Logger,
-) {
-  const maxAge = config.billing.stale_hold_seconds * 1000;
-  const sweep = async (createdBefore: number) => {
-    const released = await store.releaseOpenHolds(createdBefore, "stale hold released");
-    if (released > 0) logger.warn({ released }, "released stale billing holds");
-  };
-  await sweep(store.dialect === "sqlite" ? Date.now() : Date.now() - maxAge);
-  const timer = setInterval(
-    () => {
-      sweep(Date.now() - maxAge).catch((error: unknown) =>
-        logger.error({ err: error }, "hold sweep failed"),
-      );
-    },
-    Math.min(maxAge, 60_000),
-  );
-  timer.unref();
-  return timer;
 }
 
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
@@ -149,22 +146,31 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let url: string;
   let bootstrapKey: string | undefined;
   try {
-    const sandbox = await startSandboxIfNeeded(config, data, env);
+    const sandbox = await startSandboxIfNeeded(config, data, env, logger);
     if (sandbox) cleanups.push(sandbox.close);
     const store = await openStore(config.database_url);
     cleanups.push(() => store.close());
+    const instanceId = config.billing.instance_id ?? `ins_${randomBase62(16)}`;
     const services = await buildServices(config, {
       env,
       logger,
       sandboxUrl: sandbox?.url,
       data,
       store,
+      instanceId,
     });
     cleanups.push(() => services.providers.close());
     // Load the tokenizer before listening: building it blocks the event loop for about a second.
     await warmTokenizer();
-    const staleHolds = await releaseStaleHolds(store, config, logger);
-    cleanups.push(async () => clearInterval(staleHolds));
+    const recovery = await startInflightRecovery(store, {
+      singleProcess: store.dialect === "sqlite",
+      instanceId,
+      stableInstanceId: config.billing.instance_id !== undefined,
+      instanceTimeoutMs: config.billing.instance_timeout_seconds * 1000,
+      staleHoldMs: config.billing.stale_hold_seconds * 1000,
+      logger,
+    });
+    cleanups.push(async () => recovery.stop());
 
     const lifecycle: Lifecycle = { draining: false };
     const app = buildApp(services, lifecycle);

@@ -17,6 +17,9 @@ interface UsageRow {
   cache_write_tokens: number;
   output_tokens: number;
   cost_micros: number;
+  held_micros: number;
+  overrun_micros: number;
+  output_cap_lowered_to: number | null;
   usage_source: string;
   breakdown: Record<string, number>;
 }
@@ -137,31 +140,53 @@ describe("billing through the pipeline", () => {
     expect(await gateway.services.store.verify()).toMatchObject({ mismatches: [] });
   });
 
-  it("charges nothing for an upstream failure, before or during the stream", async () => {
+  it("charges nothing for an upstream failure before any output, and bills what a broken stream delivered", async () => {
     const user = await createUser(gateway, { balanceMicros: 1_000_000 });
     const failed = await gateway.request("/v1/chat/completions", {
       key: user.key,
       json: chat("[[sandbox:status=500]]"),
     });
     expect(failed.status).toBe(502);
-    const dropped = await gateway.request("/v1/chat/completions", {
+    const cutEarly = await gateway.request("/v1/chat/completions", {
       key: user.key,
-      json: chat("[[sandbox:drop=3]] break mid-stream", { stream: true }),
+      json: chat("[[sandbox:drop=1]] break before any text", { stream: true }),
     });
-    expect(dropped.status).toBe(200);
-    const text = await dropped.text();
-    expect(text).toContain('"error"');
-    expect(text).not.toContain("[DONE]");
-    const record = await waitFor(
-      () => usageOf(user.key, dropped.headers.get("x-request-id") ?? ""),
+    expect(await cutEarly.text()).not.toContain("[DONE]");
+    const early = await waitFor(
+      () => usageOf(user.key, cutEarly.headers.get("x-request-id") ?? ""),
       (row) => row !== undefined,
     );
-    expect(record).toMatchObject({ status: "failed", cost_micros: 0 });
+    expect(early).toMatchObject({ status: "failed", cost_micros: 0 });
     expect(await usageOf(user.key, failed.headers.get("x-request-id") ?? "")).toMatchObject({
       status: "failed",
       cost_micros: 0,
     });
     expect(await balance(user.key)).toMatchObject({ balance_micros: 1_000_000, held_micros: 0 });
+
+    const dropped = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: chat("[[sandbox:words=200;drop=12]] break mid-stream", { stream: true }),
+    });
+    expect(dropped.status).toBe(200);
+    const text = await dropped.text();
+    expect(text).toContain('"error"');
+    expect(text).not.toContain("[DONE]");
+    const found = await waitFor(
+      () => usageOf(user.key, dropped.headers.get("x-request-id") ?? ""),
+      (row) => row !== undefined,
+    );
+    if (!found) throw new Error("no usage record for the broken stream");
+    const record = found;
+    // Every delivered unit is billed: the text that reached the client before the break.
+    expect(record).toMatchObject({ status: "interrupted" });
+    expect(record.output_tokens).toBeGreaterThan(0);
+    expect(record.output_tokens).toBeLessThan(150);
+    expect(record.cost_micros).toBeGreaterThan(0);
+    expect(record.cost_micros).toBeLessThanOrEqual(record.held_micros);
+    expect(await balance(user.key)).toMatchObject({
+      balance_micros: 1_000_000 - record.cost_micros,
+      held_micros: 0,
+    });
   });
 
   it("charges an aborted stream for what the upstream produced before the abort, and aborts the upstream call", async () => {

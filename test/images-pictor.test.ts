@@ -3,9 +3,9 @@
  * provider dialect before anything goes upstream, the exact response, the image behind the
  * returned link (decoded to the requested size), link expiry, upstream faults and billing.
  */
+import { createHmac } from "node:crypto";
 import { PNG } from "pngjs";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { signResultUrl } from "../src/sandbox/image-results.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
 const PATH = "/v1/images/generations";
@@ -38,6 +38,15 @@ describe("pictor image generation", () => {
     return ((await response.json()) as { requests: { path: string; body: unknown }[] }).requests;
   };
   const post = (json: unknown, withKey = key) => gateway.request(PATH, { key: withKey, json });
+  /** Moves the sandbox result host's clock forward (it runs in its own thread). */
+  const advanceSandboxClock = async (seconds: number) => {
+    const response = await fetch(`${gateway.sandboxUrl}/__sandbox/clock`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ advance_seconds: seconds }),
+    });
+    expect(response.status).toBe(200);
+  };
 
   beforeAll(async () => {
     gateway = await startTestGateway();
@@ -228,31 +237,36 @@ describe("pictor image generation", () => {
     };
     const url = body.output.choices[0]?.message.content[0]?.image ?? "";
     expect((await fetch(url)).status).toBe(200);
-    vi.useFakeTimers({ toFake: ["Date"] });
-    try {
-      vi.setSystemTime(Date.now() + 24 * 3600 * 1000 + 60_000);
-      const late = await fetch(url);
-      expect(late.status).toBe(403);
-      expect(await late.text()).toContain("Request has expired.");
-    } finally {
-      vi.useRealTimers();
-    }
+    await advanceSandboxClock(23 * 3600);
+    expect((await fetch(url)).status).toBe(200);
+    await advanceSandboxClock(3600 + 60);
+    const late = await fetch(url);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain("Request has expired.");
   });
 
-  it("refuses an expired link and a tampered one", async () => {
-    const picture = { width: 1024, height: 1024, seed: 1, format: "png" as const };
-    const now = Math.floor(Date.now() / 1000);
-    const expired = signResultUrl(gateway.sandboxUrl ?? "", picture, 24 * 3600, now - 25 * 3600);
-    const refused = await fetch(expired);
-    expect(refused.status).toBe(403);
-    expect(await refused.text()).toContain("Request has expired.");
-    const valid = signResultUrl(gateway.sandboxUrl ?? "", picture, 24 * 3600);
+  it("refuses a tampered link and one forged with another secret", async () => {
+    const response = await post(pictor("pictor-image-2.0", [{ text: "tamper with me" }]));
+    const body = (await response.json()) as {
+      output: { choices: { message: { content: { image: string }[] } }[] };
+    };
+    const valid = body.output.choices[0]?.message.content[0]?.image ?? "";
     expect((await fetch(valid)).status).toBe(200);
-    const tampered = valid.replace(
+    const later = valid.replace(
       /Expires=(\d+)/,
       (_, value: string) => `Expires=${Number(value) + 3600}`,
     );
-    expect((await fetch(tampered)).status).toBe(403);
+    expect((await fetch(later)).status).toBe(403);
+    const file = new URL(valid).pathname.split("/").pop() ?? "";
+    const expires = Math.floor(Date.now() / 1000) + 10 * 365 * 24 * 3600;
+    // The fixed key the sandbox once signed with no longer works.
+    const signature = createHmac("sha256", "switchyard-sandbox-results")
+      .update(`${file}\n${expires}`)
+      .digest("base64url");
+    const forged = `${gateway.sandboxUrl}/__results/${file}?Expires=${expires}&Signature=${signature}`;
+    const refused = await fetch(forged);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("SignatureDoesNotMatch");
   });
 
   it("passes the provider's errors through: moderation, download failures, throttling", async () => {

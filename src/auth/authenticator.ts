@@ -2,7 +2,8 @@
  * @module auth/authenticator
  * Turns a bearer credential into a caller: an API key (for every API) or a login session token
  * (for the account endpoints only). Key lookups are cached in memory by hash and dropped from
- * the cache when a key is revoked, so revocation takes effect at once on this instance.
+ * the cache when a key is revoked, so revocation takes effect at once on this instance. A key
+ * minted by a key is loaded with its ancestors and refused when any of them is revoked.
  */
 import { GatewayError } from "../errors/index.ts";
 import type {
@@ -58,9 +59,15 @@ export function createAuthenticator(
     );
   }
 
+  function usable(key: ApiKeyRecord, time: number): boolean {
+    return key.revokedAt === null && (key.expiresAt === null || key.expiresAt > time);
+  }
+
+  /** A key works while it and every key above it are neither revoked nor expired. */
   function checkedCaller(entry: CacheEntry, time: number): Caller & { key: ApiKeyRecord } {
     const { key } = entry.caller;
-    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= time)) reject();
+    if (!usable(key, time)) reject();
+    if (key.ancestors) for (const ancestor of key.ancestors) if (!usable(ancestor, time)) reject();
     return entry.caller;
   }
 
@@ -79,12 +86,17 @@ export function createAuthenticator(
     const time = now();
     let entry = cache.get(hash);
     if (!entry || entry.until < time) {
-      const key = await store.findKeyByHash(hash);
-      const account = key && (await store.findAccountById(key.accountId));
-      if (!key || !account) {
+      const found = await store.findKeyByHash(hash);
+      const account = found && (await store.findAccountById(found.accountId));
+      if (!found || !account) {
         cache.delete(hash);
         reject();
       }
+      // A minted key carries its chain of parents: for their budgets and their revocation.
+      const key =
+        found.parentKeyId === null
+          ? found
+          : { ...found, ancestors: await store.listKeyAncestors(found.id) };
       entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl };
       cache.set(hash, entry);
     }

@@ -3,6 +3,10 @@
  * The billing hooks of the request pipeline: reserve a hold before the upstream call, settle the
  * real cost after it, release the hold on failure. `createLedgerBilling` is the real service;
  * every amount goes through the one ledger in the store.
+ * A charge never exceeds its hold: usage priced above it (a vendor that ignored the output cap,
+ * usage that arrived larger than estimated) is charged at the hold, and the rest is recorded as
+ * an overrun. Long requests write checkpoints of what they delivered, which is what a restart
+ * charges if the process dies before settling.
  */
 import type { CatalogModel } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
@@ -18,15 +22,22 @@ export interface ReserveInput {
   endpoint: string;
   /** The most this request may cost, in micro-USD. */
   estimateMicros: number;
+  /** The least it costs once sent (its input), charged if the process dies before settling. */
+  floorMicros?: number;
+  /** The output cap sent upstream, when it was lowered to fit the balance. */
+  outputCapLoweredTo?: number;
 }
 
 export interface Settlement {
   costMicros: number;
   breakdown: Record<string, number>;
+  /** Priced cost above the hold, not charged. */
+  overrunMicros: number;
 }
 
 export interface SettleDetails {
-  status?: "succeeded" | "aborted";
+  /** `interrupted`: the upstream broke after units were delivered (they are billed). */
+  status?: "succeeded" | "aborted" | "interrupted";
   upstreamRequestId?: string;
   ttfbMs?: number;
 }
@@ -37,6 +48,25 @@ export interface Reservation {
   settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
   /** Releases the hold without charging (upstream failure). Idempotent. */
   release(reason: string): Promise<void>;
+  /** Records what was delivered so far: the charge if the process dies before settling. */
+  checkpoint(usage: Usage): Promise<void>;
+}
+
+/** Line item of the breakdown that takes back the cost above the hold. */
+export const OVERRUN_ITEM = "overrun_waived";
+
+/** Prices `usage` and caps the cost at `hold`; the breakdown still adds up to the cost. */
+export function priceWithinHold(
+  model: CatalogModel,
+  usage: Usage,
+  hold: number,
+): Settlement & { lineItemsTotal: number } {
+  const priced = priceUsage(model.pricing, usage);
+  const costMicros = Math.min(priced.costMicros, hold);
+  const overrunMicros = priced.costMicros - costMicros;
+  const breakdown = breakdownOf(priced.lineItems);
+  if (overrunMicros > 0) breakdown[OVERRUN_ITEM] = -overrunMicros;
+  return { costMicros, breakdown, overrunMicros, lineItemsTotal: priced.costMicros };
 }
 
 export interface BillingService {
@@ -72,10 +102,17 @@ function usageRecord(input: ReserveInput, usage: Usage, started: number, now: nu
   };
 }
 
+export interface LedgerBillingOptions {
+  /** The process placing holds (named in their in-flight rows). */
+  instanceId: string;
+  clock?: () => number;
+}
+
 export function createLedgerBilling(
   store: BillingStore,
-  clock: () => number = Date.now,
+  options: LedgerBillingOptions,
 ): BillingService {
+  const clock = options.clock ?? Date.now;
   return {
     async reserve(input) {
       const started = clock();
@@ -86,7 +123,10 @@ export function createLedgerBilling(
           accountId: input.accountId,
           keyId: input.keyId,
           model: input.model.id,
+          endpoint: input.endpoint,
+          instanceId: options.instanceId,
           amountMicros: hold,
+          floorMicros: Math.max(0, Math.min(hold, Math.floor(input.floorMicros ?? 0))),
         });
         if (!result.placed) {
           throw new GatewayError("insufficient_balance", {
@@ -100,24 +140,54 @@ export function createLedgerBilling(
         heldMicros: hold,
         settle(usage, details = {}) {
           settled ??= (async () => {
-            const priced = priceUsage(input.model.pricing, usage);
-            const breakdown = breakdownOf(priced.lineItems);
+            const { lineItemsTotal: _total, ...settlement } = priceWithinHold(
+              input.model,
+              usage,
+              hold,
+            );
             await store.settle({
               ...usageRecord(input, usage, started, clock()),
               status: details.status ?? "succeeded",
-              costMicros: priced.costMicros,
+              costMicros: settlement.costMicros,
+              heldMicros: hold,
               upstreamRequestId: details.upstreamRequestId ?? null,
               ttfbMs: details.ttfbMs === undefined ? null : Math.round(details.ttfbMs),
-              breakdown,
+              breakdown: settlement.breakdown,
+              overrunMicros: settlement.overrunMicros,
+              outputCapLoweredTo: input.outputCapLoweredTo ?? null,
             });
-            return { costMicros: priced.costMicros, breakdown };
+            return settlement;
           })();
           return settled;
+        },
+        async checkpoint(usage) {
+          if (settled || hold === 0) return;
+          const { costMicros, breakdown } = priceWithinHold(input.model, usage, hold);
+          const { requestId: _id, ...record } = usageRecord(input, usage, started, clock());
+          await store.checkpoint({
+            requestId: input.requestId,
+            costMicros,
+            record: {
+              inputTokens: record.inputTokens,
+              cachedInputTokens: record.cachedInputTokens,
+              cacheWriteTokens: record.cacheWriteTokens,
+              outputTokens: record.outputTokens,
+              reasoningTokens: record.reasoningTokens,
+              images: record.images,
+              videoSeconds: record.videoSeconds,
+              characters: record.characters,
+              breakdown,
+            },
+          });
         },
         async release(reason) {
           if (settled) return;
           await store.releaseHold(
-            { ...usageRecord(input, {}, started, clock()), status: "failed" },
+            {
+              ...usageRecord(input, {}, started, clock()),
+              status: "failed",
+              outputCapLoweredTo: input.outputCapLoweredTo ?? null,
+            },
             reason,
           );
         },
@@ -128,11 +198,12 @@ export function createLedgerBilling(
 
 /** Billing that holds and charges nothing (for tests of unrelated parts). */
 export function createFreeBilling(): BillingService {
-  const settlement: Settlement = { costMicros: 0, breakdown: {} };
+  const settlement: Settlement = { costMicros: 0, breakdown: {}, overrunMicros: 0 };
   const reservation: Reservation = {
     heldMicros: 0,
     settle: async () => settlement,
     release: async () => {},
+    checkpoint: async () => {},
   };
   return { reserve: async () => reservation };
 }

@@ -3,5 +3,7 @@
  * Pricing, token counting, reservations and settlement against the ledger.
  */
 export * from "./billing-service.ts";
+export * from "./delivered-usage.ts";
+export * from "./inflight-recovery.ts";
 export * from "./pricing.ts";
 export * from "./tokenizer.ts";

@@ -29,6 +29,12 @@ export interface PricedUsage {
   lineItems: LineItem[];
 }
 
+/** A request's hold, and the least it costs once sent (charged if the process dies). */
+export interface CostEstimate extends PricedUsage {
+  /** The input's cost (a conservative count), at most `costMicros`; 0 when unknown. */
+  floorMicros?: number;
+}
+
 function lineItem(
   item: LineItem["item"],
   units: number,

@@ -6,6 +6,12 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ModelEntry, VendorEntry } from "../catalog/schema.ts";
 
+function attemptLimit(fallback: number) {
+  return Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+    default: fallback,
+  });
+}
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -19,6 +25,14 @@ export const ConfigSchema = Type.Object(
         shutdown_grace_seconds: Type.Integer({ minimum: 0, default: 30 }),
         /** A `: keep-alive` comment is sent on a stream silent this long (milliseconds). */
         sse_heartbeat_ms: Type.Integer({ minimum: 50, default: 15_000 }),
+        /** Deepest nesting of objects and arrays a JSON body may have (400 `json_too_deep`). */
+        max_json_depth: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+        /** A client must send all request headers within this time (milliseconds). */
+        headers_timeout_ms: Type.Integer({ minimum: 100, default: 20_000 }),
+        /** A client must send the whole request, body included, within this time; not the answer. */
+        request_timeout_ms: Type.Integer({ minimum: 100, default: 120_000 }),
+        /** An idle keep-alive connection is closed after this time (milliseconds). */
+        keep_alive_timeout_ms: Type.Integer({ minimum: 100, default: 72_000 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -40,6 +54,16 @@ export const ConfigSchema = Type.Object(
       {
         session_ttl_seconds: Type.Integer({ minimum: 60, default: 3600 }),
         key_cache_ttl_seconds: Type.Integer({ minimum: 0, default: 60 }),
+        /**
+         * Attempt limits (429 `too_many_attempts` beyond them), each a burst of N refilled at N
+         * per period; null switches one off. Per client address (IPv6 by /64) and per email.
+         */
+        login_attempts_per_minute: attemptLimit(30),
+        login_attempts_per_email_per_minute: attemptLimit(10),
+        register_attempts_per_hour: attemptLimit(20),
+        register_attempts_per_email_per_hour: attemptLimit(5),
+        /** Addresses and emails tracked at most (least recently seen are forgotten first). */
+        attempt_tracking_max_entries: Type.Integer({ minimum: 100, default: 100_000 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -76,6 +100,25 @@ export const ConfigSchema = Type.Object(
         stale_hold_seconds: Type.Integer({ minimum: 60, default: 3600 }),
         /** Opening balance of the admin account created on first start (admins pay too). */
         bootstrap_credit_micros: Type.Integer({ minimum: 0, default: 100_000_000 }),
+        /**
+         * Names this process in its in-flight rows. A process restarted with the same id settles
+         * what its previous run left at once; others' are settled when their heartbeat stops
+         * (`instance_timeout_seconds`). Defaults to a random id per start.
+         */
+        instance_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        /** An instance whose heartbeat is older than this is dead; its requests are settled. */
+        instance_timeout_seconds: Type.Integer({ minimum: 5, maximum: 3600, default: 30 }),
+        /** A long stream records what it has delivered this often (the charge after a crash). */
+        checkpoint_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 5 }),
+        /**
+         * When the balance cannot cover a chat request's output cap: `lower_output_cap` sends a
+         * lower cap that it covers (header `x-switchyard-output-cap-lowered`), `reject` answers
+         * 402. Either way 402 when not even `min_output_tokens` fit.
+         */
+        when_balance_short: Type.Union([Type.Literal("lower_output_cap"), Type.Literal("reject")], {
+          default: "lower_output_cap",
+        }),
+        min_output_tokens: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -84,6 +127,10 @@ export const ConfigSchema = Type.Object(
         connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
         first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
         idle_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
+        /** The largest whole upstream answer read (JSON, a downloaded file); larger is a 502. */
+        max_response_bytes: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
+        /** The most bytes read from one upstream event stream; past it the stream is cut. */
+        max_stream_bytes: Type.Integer({ minimum: 1024, default: 256 * 1024 * 1024 }),
       },
       { additionalProperties: false, default: {} },
     ),

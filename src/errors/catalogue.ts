@@ -47,6 +47,21 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "The request body is not valid JSON: {detail}",
   },
+  json_too_deep: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The request body nests objects and arrays more than {limit} levels deep.",
+  },
+  request_timeout: {
+    status: 408,
+    type: "invalid_request_error",
+    message: "The request was not received in time; the connection is closed.",
+  },
+  headers_too_large: {
+    status: 431,
+    type: "invalid_request_error",
+    message: "The request headers are too large.",
+  },
   unsupported_media_type: {
     status: 415,
     type: "invalid_request_error",
@@ -63,6 +78,11 @@ export const ERROR_CATALOGUE = {
     status: 400,
     type: "invalid_request_error",
     message: "Missing required parameter: '{param}'.",
+  },
+  unsupported_parameter: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "Unsupported parameter: '{param}' {detail}",
   },
   not_found: {
     status: 404,
@@ -147,6 +167,11 @@ export const ERROR_CATALOGUE = {
     type: "rate_limit_error",
     message: "Too many concurrent requests for this key, please try again later.",
   },
+  too_many_attempts: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "Too many {action} attempts; retry in {retryAfter} seconds.",
+  },
 
   // Upstream
   upstream_error: {
@@ -164,6 +189,11 @@ export const ERROR_CATALOGUE = {
     status: 504,
     type: "upstream_error",
     message: "The upstream provider timed out.",
+  },
+  upstream_response_too_large: {
+    status: 502,
+    type: "upstream_error",
+    message: "The upstream provider's answer is larger than this gateway reads: {detail}",
   },
   provider_not_configured: {
     status: 503,

@@ -27,13 +27,16 @@ const PROVIDER_CODES: Partial<Record<string, string>> = {
   invalid_request: "InvalidParameter",
   invalid_parameter: "InvalidParameter",
   missing_parameter: "InvalidParameter",
+  unsupported_parameter: "InvalidParameter",
   invalid_json: "InvalidParameter",
+  json_too_deep: "InvalidParameter",
   model_not_found: "InvalidParameter",
   model_not_allowed: "InvalidParameter",
   endpoint_model_mismatch: "InvalidParameter",
   request_too_large: "BadRequest.TooLarge",
   upstream_timeout: "RequestTimeOut",
   upstream_error: "InternalError",
+  upstream_response_too_large: "InternalError",
   internal_error: "InternalError",
 };
 
@@ -71,6 +74,12 @@ export function toGatewayError(error: unknown, requestId: string): GatewayError 
         ? undefined
         : { "retry-after": String(error.retryAfterSeconds) };
     if (error.kind === "timeout") return new GatewayError("upstream_timeout", {}, { cause: error });
+    if (error.kind === "too_large")
+      return new GatewayError(
+        "upstream_response_too_large",
+        { detail: error.message },
+        { cause: error },
+      );
     const status = error.status;
     if (status === 429)
       return new GatewayError(

@@ -8,13 +8,20 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
-import type { PricedUsage, Reservation, SettleDetails, Settlement } from "../billing/index.ts";
+import type {
+  CostEstimate,
+  PricedUsage,
+  Reservation,
+  SettleDetails,
+  Settlement,
+} from "../billing/index.ts";
 import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
 import { registerRouteDoc } from "./openapi.ts";
+import { holdRequest, type OutputCapControl } from "./output-cap.ts";
 import type { Services } from "./services.ts";
 import type { SseFrame } from "./sse.ts";
 import { compileValidator } from "./validate.ts";
@@ -40,10 +47,14 @@ export type OperationResult =
       kind: "stream";
       frames: AsyncIterable<SseFrame>;
       /**
-       * Usage produced so far, read when the stream ends or is aborted; `undefined` when the
-       * upstream failed, which is charged nothing.
+       * Usage delivered so far, read when the stream ends, is aborted or breaks (the larger of
+       * the upstream's report and the gateway's own count of what it delivered), and for
+       * checkpoints; `undefined` when the upstream failed before delivering anything, which is
+       * charged nothing.
        */
       usage(): Promise<Usage | undefined>;
+      /** True when the upstream broke mid-way (what was delivered is billed as `interrupted`). */
+      interrupted?(): boolean;
       headers?: Record<string, string>;
     }
   | {
@@ -52,6 +63,7 @@ export type OperationResult =
       contentType: string;
       body: AsyncIterable<Uint8Array>;
       usage(): Promise<Usage | undefined>;
+      interrupted?(): boolean;
       headers?: Record<string, string>;
     };
 
@@ -72,7 +84,9 @@ export interface ModelEndpoint<S extends TSchema> {
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
-  estimateCost?(body: Static<S>, model: CatalogModel): Promise<PricedUsage>;
+  estimateCost?(body: Static<S>, model: CatalogModel): Promise<CostEstimate>;
+  /** Token endpoints: the output cap sent upstream (always explicit; lowered to fit the balance). */
+  outputCap?: OutputCapControl<Static<S>>;
   run(body: Static<S>, context: OperationContext): Promise<OperationResult>;
 }
 
@@ -184,8 +198,8 @@ export function registerModelEndpoint<S extends TSchema>(
       if (!isModelAllowed(caller.key.models, catalogModel.id)) {
         throw new GatewayError("model_not_allowed", { model: catalogModel.id }, { param: "model" });
       }
-      const body = validate(raw);
-      endpoint.validateForModel?.(body, catalogModel);
+      const validated = validate(raw);
+      endpoint.validateForModel?.(validated, catalogModel);
 
       const lease = await services.quotas.acquire(caller.key, request.id);
       let reservation: Reservation | undefined;
@@ -197,21 +211,24 @@ export function registerModelEndpoint<S extends TSchema>(
       let upstreamAnsweredAt: number | undefined;
       const settle = async (usage: Usage, details: SettleDetails = {}) => {
         settlement = await reservation!.settle(usage, {
-          status: abort.signal.aborted ? "aborted" : "succeeded",
           ttfbMs: (upstreamAnsweredAt ?? performance.now()) - started,
           ...details,
+          status: details.status ?? (abort.signal.aborted ? "aborted" : "succeeded"),
         });
         return settlement;
       };
       try {
-        reservation = await services.billing.reserve({
+        const held = await holdRequest(services, endpoint, validated, catalogModel, {
           requestId: request.id,
           accountId: caller.accountId,
           keyId: caller.key.id,
           model: catalogModel,
           endpoint: endpoint.path,
-          estimateMicros: (await endpoint.estimateCost?.(body, catalogModel))?.costMicros ?? 0,
         });
+        reservation = held.reservation;
+        const body = held.body;
+        if (held.loweredTo !== undefined)
+          reply.header("x-switchyard-output-cap-lowered", String(held.loweredTo));
         const result = await endpoint.run(body, {
           requestId: request.id,
           accountId: caller.accountId,
@@ -248,6 +265,8 @@ export function registerModelEndpoint<S extends TSchema>(
           abort,
           settle,
           release: (reason) => reservation!.release(reason),
+          checkpoint: (usage) => reservation!.checkpoint(usage),
+          checkpointMs: services.config.billing.checkpoint_seconds * 1000,
           heartbeatMs: services.config.server.sse_heartbeat_ms,
         });
         finish(request, services, {

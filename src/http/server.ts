@@ -1,8 +1,10 @@
 /**
  * @module http/server
- * The Fastify instance with the gateway's plumbing: request ids, the JSON body parser, one error
- * handler that renders every failure in the route's dialect, and the 404/405 handler (a known
- * path with another method answers 405 with `Allow`). Endpoints are registered by `src/app.ts`.
+ * The Fastify instance with the gateway's plumbing: request ids, the JSON body parser (with a
+ * nesting limit), connection timeouts and the close after an early refusal
+ * (`connection-guard.ts`), one error handler that renders every failure in the route's dialect,
+ * and the 404/405 handler (a known path with another method answers 405 with `Allow`).
+ * Endpoints are registered by `src/app.ts`.
  */
 import Fastify, {
   type FastifyBaseLogger,
@@ -15,7 +17,14 @@ import Fastify, {
 import type { Logger } from "pino";
 import { GatewayError } from "../errors/index.ts";
 import { sortableBase62 } from "../store/index.ts";
+import {
+  type ConnectionLimits,
+  clientErrorHandler,
+  closeAfterEarlyAnswer,
+  timeoutOptions,
+} from "./connection-guard.ts";
 import { type ErrorDialect, renderError } from "./error-renderer.ts";
+import { exceedsJsonDepth } from "./json-depth.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -23,9 +32,11 @@ declare module "fastify" {
   }
 }
 
-export interface HttpServerOptions {
+export interface HttpServerOptions extends ConnectionLimits {
   logger: Logger;
   bodyLimitBytes: number;
+  /** Deepest nesting of objects and arrays in a JSON body. */
+  maxJsonDepth: number;
 }
 
 /** Maps Fastify's own errors (body parsing, limits, content type) onto the catalogue. */
@@ -53,14 +64,17 @@ function fromFrameworkError(
 }
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const newRequestId = () => `req_${sortableBase62(20)}`;
   const app = Fastify({
+    ...timeoutOptions(options),
+    clientErrorHandler: clientErrorHandler(newRequestId),
     loggerInstance: options.logger.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // `request.log` is the server's logger itself, not a child per request (building a child
     // costs more than most of what a request does); log lines name the request id themselves.
     childLoggerFactory: (logger) => logger,
     bodyLimit: options.bodyLimitBytes,
-    genReqId: () => `req_${sortableBase62(20)}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: "idle",
@@ -85,6 +99,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       done(new GatewayError("invalid_json", { detail: "the body is empty." }), undefined);
       return;
     }
+    // Before parsing: everything that reads the parsed body may recurse over it.
+    if (exceedsJsonDepth(text, options.maxJsonDepth)) {
+      done(new GatewayError("json_too_deep", { limit: options.maxJsonDepth }), undefined);
+      return;
+    }
     try {
       done(null, JSON.parse(text));
     } catch (error) {
@@ -96,6 +115,13 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     done();
+  });
+
+  // An error answered before the body arrived (the key check runs first) closes the connection,
+  // so a client cannot keep it open by trickling the rest of a body nobody will read.
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) closeAfterEarlyAnswer(request, reply);
+    done(null, payload);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

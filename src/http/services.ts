@@ -4,7 +4,7 @@
  * tests build their own.
  */
 import type { Logger } from "pino";
-import type { Authenticator } from "../auth/index.ts";
+import type { AttemptLimiter, Authenticator } from "../auth/index.ts";
 import type { BillingService } from "../billing/index.ts";
 import type { Catalog } from "../catalog/index.ts";
 import type { Config } from "../config/schema.ts";
@@ -20,6 +20,8 @@ export interface Services {
   providers: ProviderRegistry;
   billing: BillingService;
   quotas: QuotaLimiter;
+  /** Login and registration attempt limits. */
+  attempts: AttemptLimiter;
   logger: Logger;
   /** Unix milliseconds; injectable for tests. */
   now(): number;

@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Settlement } from "../billing/index.ts";
+import type { SettleDetails, Settlement } from "../billing/index.ts";
 import type { QuotaLease } from "../limits/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { OperationResult } from "./model-endpoint.ts";
@@ -18,8 +18,12 @@ export type LongResult = Extract<OperationResult, { kind: "stream" | "binary" }>
 export interface WriteControl {
   lease: QuotaLease;
   abort: AbortController;
-  settle(usage: Usage): Promise<Settlement>;
+  settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
   release(reason: string): Promise<void>;
+  /** Records what was delivered so far (the charge if the process dies before settling). */
+  checkpoint?(usage: Usage): Promise<void>;
+  /** How often a long result writes a checkpoint. */
+  checkpointMs?: number;
   /** Keep-alive comment interval of SSE streams. */
   heartbeatMs?: number;
 }
@@ -54,6 +58,7 @@ export async function writeLongResult(
         };
   let started = false;
   let failed = false;
+  const checkpoints = startCheckpoints(request, result, control);
   try {
     response.writeHead(200, head);
     started = true;
@@ -69,12 +74,17 @@ export async function writeLongResult(
     failed = true;
     request.log.warn({ err: error, requestId: request.id }, `${result.kind} ended with an error`);
   } finally {
-    // Charge what was produced, even when the client went away mid-stream; an upstream failure,
-    // or a response that could not even start, is charged nothing.
-    const usage = started ? await result.usage() : undefined;
-    await (usage ? control.settle(usage) : control.release("upstream failed mid-stream")).catch(
-      (error: unknown) =>
-        request.log.error({ err: error, requestId: request.id }, "settlement failed"),
+    checkpoints.stop();
+    // Charge what was delivered, even when the client went away or the upstream broke
+    // mid-stream; an upstream failure before anything was delivered, or a response that could
+    // not even start, is charged nothing.
+    const usage = started ? await result.usage().catch(() => undefined) : undefined;
+    const interrupted = result.interrupted?.() === true;
+    await (usage
+      ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
+      : control.release("upstream failed mid-stream")
+    ).catch((error: unknown) =>
+      request.log.error({ err: error, requestId: request.id }, "settlement failed"),
     );
     control.lease.release();
     // Bytes have no error frame: a binary body cut short is cut for the client too (no final
@@ -82,6 +92,35 @@ export async function writeLongResult(
     if (failed && (result.kind === "binary" || !started)) response.destroy();
     else if (!response.writableEnded) response.end();
   }
+}
+
+/**
+ * Writes a checkpoint of the delivered usage every `checkpointMs` while a long result runs, one
+ * at a time, so a process that dies mid-stream is settled at what it had delivered.
+ */
+function startCheckpoints(
+  request: FastifyRequest,
+  result: LongResult,
+  control: WriteControl,
+): { stop(): void } {
+  const checkpoint = control.checkpoint;
+  if (!checkpoint || !control.checkpointMs) return { stop() {} };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    result
+      .usage()
+      .then((usage) => (usage ? checkpoint(usage) : undefined))
+      .catch((error: unknown) =>
+        request.log.warn({ err: error, requestId: request.id }, "usage checkpoint failed"),
+      )
+      .finally(() => {
+        busy = false;
+      });
+  }, control.checkpointMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /** Writes each chunk as it comes, waiting for `drain` when the socket buffer is full. */

@@ -6,6 +6,9 @@
  * - Concurrency: leases with an expiry, not bare counters. A lease is released when its request
  *   ends; one that is never released (a bug, a crash of the handler) expires by itself, so a
  *   slot can never leak for good.
+ * A key minted by a key (`key.ancestors`) is admitted only when its own budget and every
+ * ancestor's have room, and then counts against all of them: a parent's limits bound its whole
+ * subtree. A key with no parent checks one budget, as before.
  */
 import { GatewayError } from "../errors/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
@@ -19,6 +22,7 @@ export interface MemoryQuotaOptions {
 }
 
 const WINDOW_MS = 60_000;
+const NO_ANCESTORS: readonly ApiKeyRecord[] = [];
 
 /**
  * Admission times of one key, oldest first. Expired times are dropped by moving `head`, not by
@@ -78,10 +82,18 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
     async acquire(key: ApiKeyRecord) {
       const time = now();
       const headers: Record<string, string> = {};
-      const rpm = key.rpm ?? options.defaultRpm;
-      let window: AdmissionWindow | undefined;
-      if (rpm !== null) {
-        window = admissions.get(key.id) ?? new AdmissionWindow();
+      // The key's own budget, then each ancestor's: a minted key spends its parents' budgets too.
+      const ancestors = key.ancestors ?? NO_ANCESTORS;
+      const chain = ancestors.length === 0 ? [key] : [key, ...ancestors];
+      const windows: Array<AdmissionWindow | undefined> = [];
+      let tightest: { rpm: number; remaining: number; resetMs: number } | undefined;
+      for (const holder of chain) {
+        const rpm = holder.rpm ?? options.defaultRpm;
+        if (rpm === null) {
+          windows.push(undefined);
+          continue;
+        }
+        const window = admissions.get(holder.id) ?? new AdmissionWindow();
         window.dropUpTo(time - WINDOW_MS);
         const oldest = window.oldest;
         const resetMs = oldest === undefined ? 0 : oldest + WINDOW_MS - time;
@@ -100,16 +112,24 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
             },
           );
         }
-        headers["x-ratelimit-limit-requests"] = String(rpm);
-        headers["x-ratelimit-remaining-requests"] = String(rpm - window.size - 1);
-        headers["x-ratelimit-reset-requests"] =
-          `${Math.max(1, Math.ceil((oldest === undefined ? WINDOW_MS : resetMs) / 1000))}s`;
+        windows.push(window);
+        const remaining = rpm - window.size - 1;
+        if (!tightest || remaining < tightest.remaining) {
+          tightest = { rpm, remaining, resetMs: oldest === undefined ? WINDOW_MS : resetMs };
+        }
       }
-      const concurrency = key.concurrency ?? options.defaultConcurrency;
-      let leaseId: number | undefined;
-      if (concurrency !== null) {
-        const open = openLeases(key.id, time);
-        if (open.size >= concurrency) {
+      if (tightest) {
+        headers["x-ratelimit-limit-requests"] = String(tightest.rpm);
+        headers["x-ratelimit-remaining-requests"] = String(tightest.remaining);
+        headers["x-ratelimit-reset-requests"] =
+          `${Math.max(1, Math.ceil(tightest.resetMs / 1000))}s`;
+      }
+      const leased: string[] = [];
+      let tightestConcurrency: number | undefined;
+      for (const holder of chain) {
+        const concurrency = holder.concurrency ?? options.defaultConcurrency;
+        if (concurrency === null) continue;
+        if (openLeases(holder.id, time).size >= concurrency) {
           throw new GatewayError(
             "concurrency_limited",
             {},
@@ -118,21 +138,28 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
             },
           );
         }
-        leaseId = nextLeaseId++;
-        open.set(leaseId, time + options.leaseTtlMs);
-        headers["x-ratelimit-limit-concurrency"] = String(concurrency);
+        leased.push(holder.id);
+        tightestConcurrency = Math.min(tightestConcurrency ?? concurrency, concurrency);
       }
-      if (window) {
+      // Every budget has room: only now take a slot in each.
+      const leaseId = leased.length > 0 ? nextLeaseId++ : undefined;
+      if (leaseId !== undefined) {
+        for (const id of leased) leases.get(id)?.set(leaseId, time + options.leaseTtlMs);
+        headers["x-ratelimit-limit-concurrency"] = String(tightestConcurrency);
+      }
+      chain.forEach((holder, index) => {
+        const window = windows[index];
+        if (!window) return;
         window.push(time);
-        admissions.set(key.id, window);
-      }
+        admissions.set(holder.id, window);
+      });
       let released = false;
       const lease: QuotaLease = {
         headers,
         release() {
           if (released || leaseId === undefined) return;
           released = true;
-          leases.get(key.id)?.delete(leaseId);
+          for (const id of leased) leases.get(id)?.delete(leaseId);
         },
       };
       return lease;

@@ -138,10 +138,17 @@ async function handleMessages(
       reply.raw.socket?.destroy();
       return undefined;
     }
-    return reply
-      .code(200)
-      .headers(headers)
-      .send(messageBody(meta, plan, !fault.noUsage));
+    const body = messageBody(meta, plan, !fault.noUsage);
+    if (fault.malformedAfter !== undefined) {
+      // Half of the JSON: a body that never parses.
+      const json = JSON.stringify(body);
+      return reply
+        .code(200)
+        .headers(headers)
+        .type("application/json")
+        .send(json.slice(0, Math.floor(json.length / 2)));
+    }
+    return reply.code(200).headers(headers).send(body);
   }
   reply.hijack();
   await writeAnthropicStream(

@@ -179,7 +179,8 @@ async function handleImage(
       ].join("\n"),
     );
     const picture = { width: parsed.width, height: parsed.height, seed, format: "png" as const };
-    return { image: signResultUrl(origin, picture, DASHSCOPE_RESULT_TTL_SECONDS) };
+    const { links } = context.state;
+    return { image: signResultUrl(origin, picture, DASHSCOPE_RESULT_TTL_SECONDS, links) };
   });
   const body = {
     output: {

@@ -50,6 +50,18 @@ describe("tokenize", () => {
     expect(splitWords("  a  b ")).toEqual(["a", "b"]);
   });
 
+  it("splits as the pattern \\s*\\S+ did, in linear time", () => {
+    const samples = ["", " ", "a", "  a b\t\n c  ", "\u00a0x\u2028y\ufeffz ", "x".repeat(50)];
+    for (const text of samples) {
+      expect(tokenize(text)).toEqual(text.match(/\s*\S+/g) ?? []);
+      expect(countTokens(text)).toBe((text.match(/\s*\S+/g) ?? []).length);
+    }
+    const started = performance.now();
+    expect(countTokens(" ".repeat(400_000))).toBe(0);
+    expect(tokenize(`${" \t".repeat(200_000)}end`)).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
   it("groupTokens chunks tokens in order", () => {
     expect(groupTokens(["a", " b", " c", " d", " e"], 2)).toEqual(["a b", " c d", " e"]);
     expect(groupTokens([], 3)).toEqual([]);

@@ -66,15 +66,26 @@ export function splitWords(text: string): string[] {
 /**
  * The sandbox's tokenizer: one token per word, each token carrying the whitespace before it
  * (like real BPE tokens such as " world"). Concatenating the tokens gives back the text without
- * trailing whitespace, so a stream of tokens has an exactly known token count.
+ * trailing whitespace, so a stream of tokens has an exactly known token count. Linear in the
+ * text: each word is found by `\S+` and its token starts where the previous one ended (a pattern
+ * such as `\s*\S+` would backtrack over every run of whitespace, quadratic in its length).
  */
 export function tokenize(text: string): string[] {
-  return text.match(/\s*\S+/g) ?? [];
+  const tokens: string[] = [];
+  let from = 0;
+  for (const match of text.matchAll(/\S+/g)) {
+    const end = match.index + match[0].length;
+    tokens.push(text.slice(from, end));
+    from = end;
+  }
+  return tokens;
 }
 
-/** Number of sandbox tokens in a text. */
+/** Number of sandbox tokens in a text (its whitespace-separated words). */
 export function countTokens(text: string): number {
-  return tokenize(text).length;
+  let count = 0;
+  for (const _ of text.matchAll(/\S+/g)) count++;
+  return count;
 }
 
 /** Groups tokens into fragments of `size` tokens each (the last one may be shorter). */

@@ -1,11 +1,15 @@
 /**
  * @module sandbox/faults
  * The fault-injection language (pure): where a fault spec comes from (the `x-sandbox-fault`
- * header, else the last `[[sandbox:…]]` directive in the message texts) and how it parses.
+ * header, else the last `[[sandbox:…]]` directive in the message texts), how it parses, and the
+ * upper bound of every value (a value out of range is refused like a typo, never clamped).
  *
  * Syntax: semicolon-separated items, each `key=value` or a bare flag, e.g.
  * `status=429;retry-after=1`, `delay=200;chunk-delay=50`, `drop=3`, `hang`, `no-usage;words=5`,
  * `code=DataInspectionFailed`.
+ *
+ * Directives are found by a linear scan (`indexOf`, no regular expression) over at most
+ * {@link DIRECTIVE_SCAN_CHARS} characters of text, so no prompt can make the search slow.
  */
 
 export interface FaultSpec {
@@ -49,18 +53,29 @@ export interface FaultSource {
   origin: "header" | "directive";
 }
 
-const DIRECTIVE = /\[\[sandbox:([^\]]*)\]\]/g;
+const OPEN = "[[sandbox:";
+const CLOSE = "]]";
 
-const INTEGER_KEYS = {
-  delay: "delayMs",
-  "chunk-delay": "chunkDelayMs",
-  drop: "dropAfter",
-  malformed: "malformedAfter",
-  words: "words",
-  "fail-times": "failTimes",
-  "cached-tokens": "cachedTokens",
-  "cache-write-tokens": "cacheWriteTokens",
-  reasoning: "reasoningWords",
+/** Characters of text searched for directives (over all texts of a request); the rest is not. */
+export const DIRECTIVE_SCAN_CHARS = 4 * 1024 * 1024;
+/** Longest fault spec (header or directive) the sandbox reads. */
+export const MAX_SPEC_LENGTH = 512;
+/** Largest `retry-after`, in seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 3600;
+/** Longest `code`. */
+export const MAX_CODE_LENGTH = 64;
+
+/** Each integer fault: the field it sets and its largest value (the smallest is 0). */
+export const INTEGER_FAULTS = {
+  delay: { field: "delayMs", max: 600_000 },
+  "chunk-delay": { field: "chunkDelayMs", max: 60_000 },
+  drop: { field: "dropAfter", max: 1_000_000 },
+  malformed: { field: "malformedAfter", max: 1_000_000 },
+  words: { field: "words", max: 1_000_000 },
+  "fail-times": { field: "failTimes", max: 1_000 },
+  "cached-tokens": { field: "cachedTokens", max: 10_000_000 },
+  "cache-write-tokens": { field: "cacheWriteTokens", max: 10_000_000 },
+  reasoning: { field: "reasoningWords", max: 1_000_000 },
 } as const;
 
 const FLAG_KEYS = { hang: "hang", "no-usage": "noUsage" } as const;
@@ -69,13 +84,59 @@ function isKeyOf<T extends object>(table: T, key: string): key is Extract<keyof 
   return Object.hasOwn(table, key);
 }
 
+/** A directive's place in one text: the spec runs from `start` to `end`. */
+interface DirectiveSpan {
+  text: string;
+  open: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * Calls `visit` for each `[[sandbox:…]]` in `text[0, limit)`, in order. The spec holds no `]`;
+ * an opening with no `]]` after it is plain text. Each character is looked at a bounded number
+ * of times: a failed opening resumes the search after the `]` that ended it.
+ */
+function eachDirective(text: string, limit: number, visit: (span: DirectiveSpan) => void): void {
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf(OPEN, from);
+    if (open === -1 || open + OPEN.length > limit) return;
+    const start = open + OPEN.length;
+    const bracket = text.indexOf("]", start);
+    if (bracket === -1 || bracket + CLOSE.length > limit) return;
+    if (text.startsWith(CLOSE, bracket)) {
+      visit({ text, open, start, end: bracket });
+      from = bracket + CLOSE.length;
+    } else {
+      from = bracket + 1;
+    }
+  }
+}
+
 /** The spec of the last `[[sandbox:…]]` directive found in the texts, if any. */
 export function findFaultDirective(texts: readonly string[]): string | undefined {
-  let found: string | undefined;
+  let last: DirectiveSpan | undefined;
+  let budget = DIRECTIVE_SCAN_CHARS;
   for (const text of texts) {
-    for (const match of text.matchAll(DIRECTIVE)) found = match[1]?.trim();
+    if (budget <= 0) break;
+    eachDirective(text, Math.min(text.length, budget), (span) => {
+      last = span;
+    });
+    budget -= text.length;
   }
-  return found;
+  return last?.text.slice(last.start, last.end).trim();
+}
+
+/** The text with each directive (within the scan limit) replaced by a space. */
+export function stripDirectives(text: string): string {
+  let out = "";
+  let kept = 0;
+  eachDirective(text, Math.min(text.length, DIRECTIVE_SCAN_CHARS), (span) => {
+    out += `${text.slice(kept, span.open)} `;
+    kept = span.end + CLOSE.length;
+  });
+  return kept === 0 ? text : out + text.slice(kept);
 }
 
 /** The header wins over directives; an empty header counts as absent. */
@@ -92,6 +153,9 @@ export function selectFaultSource(
 /** Parses a fault spec. Unknown keys and bad values are errors, so typos never pass silently. */
 export function parseFaultSpec(spec: string): FaultParseResult {
   const fault: FaultSpec = { hang: false, noUsage: false };
+  if (spec.length > MAX_SPEC_LENGTH) {
+    return { ok: false, message: `fault spec is longer than ${MAX_SPEC_LENGTH} characters` };
+  }
   for (const rawItem of spec.split(";")) {
     const item = rawItem.trim();
     if (item === "") continue;
@@ -116,20 +180,24 @@ export function parseFaultSpec(spec: string): FaultParseResult {
       }
       fault.status = status;
     } else if (key === "code") {
-      if (!/^[A-Za-z][\w.]*$/.test(value)) {
+      if (value.length > MAX_CODE_LENGTH || !/^[A-Za-z][\w.]*$/.test(value)) {
         return { ok: false, message: `fault code must be a vendor error code, got '${value}'` };
       }
       fault.code = value;
     } else if (key === "retry-after") {
-      if (!/^\d+(\.\d+)?$/.test(value)) {
-        return { ok: false, message: `fault retry-after must be a number of seconds` };
+      if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_RETRY_AFTER_SECONDS) {
+        return {
+          ok: false,
+          message: `fault retry-after must be a number of seconds 0-${MAX_RETRY_AFTER_SECONDS}`,
+        };
       }
       fault.retryAfter = value;
-    } else if (isKeyOf(INTEGER_KEYS, key)) {
-      if (!/^\d+$/.test(value)) {
-        return { ok: false, message: `fault '${key}' must be a non-negative integer` };
+    } else if (isKeyOf(INTEGER_FAULTS, key)) {
+      const { field, max } = INTEGER_FAULTS[key];
+      if (!/^\d+$/.test(value) || Number(value) > max) {
+        return { ok: false, message: `fault '${key}' must be an integer 0-${max}` };
       }
-      fault[INTEGER_KEYS[key]] = Number(value);
+      fault[field] = Number(value);
     } else {
       return { ok: false, message: `unknown sandbox fault '${key}'` };
     }

@@ -7,13 +7,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
-  MAX_SIDE,
+  canSynthesize,
   MEDIA_TYPES,
   type SynthFormat,
   type SynthSpec,
   synthesize,
 } from "./image-synth.ts";
-import { ossError, refuseDownload, signedQuery } from "./signed-links.ts";
+import { type LinkSigner, ossError, refuseDownload } from "./signed-links.ts";
 
 export const RESULTS_PREFIX = "/__results/";
 /** DashScope's result links live 24 h. */
@@ -48,24 +48,23 @@ export function parseResultFileName(file: string): ResultPicture | undefined {
   };
 }
 
-/** A signed link on `origin` (e.g. `http://127.0.0.1:8090`) to the picture. */
+/** A link on `origin` (e.g. `http://127.0.0.1:8090`) to the picture, signed by `links`. */
 export function signResultUrl(
   origin: string,
   picture: ResultPicture,
   ttlSeconds: number,
-  nowSeconds = Math.floor(Date.now() / 1000),
+  links: LinkSigner,
 ): string {
   const file = resultFileName(picture);
-  const expires = nowSeconds + ttlSeconds;
-  return `${origin}${RESULTS_PREFIX}${file}?${signedQuery(file, expires)}`;
+  return `${origin}${RESULTS_PREFIX}${file}?${links.signedQuery(file, ttlSeconds).query}`;
 }
 
-async function serveResult(request: FastifyRequest, reply: FastifyReply) {
+async function serveResult(request: FastifyRequest, reply: FastifyReply, links: LinkSigner) {
   const { file } = request.params as { file: string };
-  const refused = refuseDownload(request, reply, file);
+  const refused = refuseDownload(request, reply, links, file);
   if (refused) return refused;
   const picture = parseResultFileName(file);
-  if (!picture || picture.width > MAX_SIDE || picture.height > MAX_SIDE) {
+  if (!picture || !canSynthesize(picture)) {
     return ossError(reply, 404, "NoSuchKey", "The specified key does not exist.");
   }
   const bytes = await synthesize(picture);
@@ -75,6 +74,6 @@ async function serveResult(request: FastifyRequest, reply: FastifyReply) {
     .send(bytes);
 }
 
-export function registerImageResultRoutes(app: FastifyInstance): void {
-  app.get(`${RESULTS_PREFIX}:file`, serveResult);
+export function registerImageResultRoutes(app: FastifyInstance, links: LinkSigner): void {
+  app.get(`${RESULTS_PREFIX}:file`, (request, reply) => serveResult(request, reply, links));
 }

@@ -10,6 +10,6 @@ import { registerOpenAIImageRoutes } from "./openai-images.ts";
 import type { SandboxState } from "./state.ts";
 
 export function registerImageRoutes(app: FastifyInstance, state: SandboxState): void {
-  registerImageResultRoutes(app);
+  registerImageResultRoutes(app, state.links);
   registerOpenAIImageRoutes(app, state);
 }

@@ -3,8 +3,8 @@ import { PNG } from "pngjs";
 import { describe, expect, it } from "vitest";
 import { readImageFacts, sniffKind } from "./image-bytes.ts";
 import { parseResultFileName, resultFileName, signResultUrl } from "./image-results.ts";
-import { renderPixels, synthesize } from "./image-synth.ts";
-import { linkSignature } from "./signed-links.ts";
+import { canSynthesize, renderPixels, synthesize } from "./image-synth.ts";
+import { LinkSigner } from "./signed-links.ts";
 
 describe("sandbox pictures", () => {
   it("draws the same pixels for the same seed, other pixels for another", () => {
@@ -26,10 +26,16 @@ describe("sandbox pictures", () => {
     expect(readImageFacts(webp)).toMatchObject({ kind: "webp", width: 80, height: 60 });
   });
 
-  it("refuses sizes beyond the free-form limit", async () => {
+  it("refuses sizes beyond the free-form limit and its pixel budget", async () => {
     await expect(synthesize({ width: 4000, height: 10, seed: 1, format: "png" })).rejects.toThrow(
       RangeError,
     );
+    await expect(synthesize({ width: 3840, height: 3840, seed: 1, format: "png" })).rejects.toThrow(
+      RangeError,
+    );
+    expect(canSynthesize({ width: 3840, height: 2160 })).toBe(true);
+    expect(canSynthesize({ width: 3840, height: 2176 })).toBe(false);
+    expect(canSynthesize({ width: 0, height: 10 })).toBe(false);
   });
 
   it("names results by their picture and signs their links", () => {
@@ -44,10 +50,16 @@ describe("sandbox pictures", () => {
     expect(file).toBe("img-1328x1328-deadbeef-t.webp");
     expect(parseResultFileName(file)).toEqual(picture);
     expect(parseResultFileName("img-1x1-zz-o.png")).toBeUndefined();
-    const url = new URL(signResultUrl("http://sandbox", picture, 60, 1000));
+    const links = new LinkSigner();
+    const url = new URL(signResultUrl("http://sandbox", picture, 60, links));
     expect(url.pathname).toBe(`/__results/${file}`);
-    expect(url.searchParams.get("Expires")).toBe("1060");
-    expect(url.searchParams.get("Signature")).toBe(linkSignature(file, 1060));
+    const expires = Number(url.searchParams.get("Expires"));
+    expect(expires - links.nowSeconds()).toBeGreaterThanOrEqual(59);
+    expect(expires - links.nowSeconds()).toBeLessThanOrEqual(60);
+    const signature = url.searchParams.get("Signature") ?? "";
+    expect(links.verify(file, expires, signature)).toBe(true);
+    expect(links.verify(file, expires + 1, signature)).toBe(false);
+    expect(new LinkSigner().verify(file, expires, signature)).toBe(false);
   });
 
   it("reads PNG colour modes, including tRNS transparency", async () => {

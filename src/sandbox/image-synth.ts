@@ -31,6 +31,25 @@ export const MEDIA_TYPES: Record<SynthFormat, string> = {
 
 /** The largest side the sandbox draws (OpenAI's free-form limit). */
 export const MAX_SIDE = 3840;
+/**
+ * The most pixels the sandbox draws in one picture: OpenAI's free-form budget (3840×2160), the
+ * largest of the vendors it emulates (Qwen-Image stops at 2048×2048). About 0.75 s of drawing.
+ */
+export const MAX_PIXELS = 8_294_400;
+
+/** True for a size the sandbox will draw. */
+export function canSynthesize(spec: { width: number; height: number }): boolean {
+  const { width, height } = spec;
+  return (
+    Number.isInteger(width) &&
+    Number.isInteger(height) &&
+    width >= 1 &&
+    height >= 1 &&
+    width <= MAX_SIDE &&
+    height <= MAX_SIDE &&
+    width * height <= MAX_PIXELS
+  );
+}
 
 function colour(next: () => number): [number, number, number] {
   return [Math.floor(next() * 256), Math.floor(next() * 256), Math.floor(next() * 256)];
@@ -106,7 +125,7 @@ export async function encodePixels(
 export async function synthesize(
   spec: SynthSpec & { format: SynthFormat; quality?: number },
 ): Promise<Buffer> {
-  if (spec.width < 1 || spec.height < 1 || spec.width > MAX_SIDE || spec.height > MAX_SIDE) {
+  if (!canSynthesize(spec)) {
     throw new RangeError(`cannot draw a ${spec.width}x${spec.height} image`);
   }
   return encodePixels(renderPixels(spec), spec.width, spec.height, spec.format, spec.quality);

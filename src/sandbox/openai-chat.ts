@@ -12,7 +12,7 @@ import { parseChatRequest } from "./chat-request.ts";
 import { closeSignal, sleep, untilClosed } from "./connection.ts";
 import { countTokens, hexId, pickWords, stableHash } from "./deterministic-text.ts";
 import { type FaultSource, type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
-import { writeChatStream } from "./openai-chat-stream.ts";
+import { malformedData, writeChatStream } from "./openai-chat-stream.ts";
 import {
   INVALID_API_KEY,
   openAIError,
@@ -129,10 +129,10 @@ export async function handleChatCompletions(
       reply.raw.socket?.destroy();
       return undefined;
     }
-    return reply
-      .code(200)
-      .headers(headers)
-      .send(completionBody(meta, plan, !fault.noUsage));
+    const body = completionBody(meta, plan, !fault.noUsage);
+    if (fault.malformedAfter !== undefined)
+      return reply.code(200).headers(headers).type("application/json").send(malformedData(body));
+    return reply.code(200).headers(headers).send(body);
   }
 
   reply.hijack();

@@ -61,7 +61,13 @@ function pick(value: unknown, param: string, allowed: readonly string[], fallbac
   return value;
 }
 
-/** OpenAI's free-form rule: multiples of 16, at most 3840 a side, ratio at most 3:1. */
+/** OpenAI's free-form pixel budget: at most 3840×2160 pixels in all. */
+export const FREE_FORM_MAX_PIXELS = 8_294_400;
+
+/**
+ * OpenAI's free-form rule: multiples of 16, at most 3840 a side, ratio at most 3:1, and at most
+ * {@link FREE_FORM_MAX_PIXELS} pixels (so 3840x3840 is refused, 3840x2160 is not).
+ */
 export function freeFormSize(size: string): { width: number; height: number } | undefined {
   const match = /^(\d{2,4})x(\d{2,4})$/.exec(size);
   if (!match) return undefined;
@@ -70,6 +76,7 @@ export function freeFormSize(size: string): { width: number; height: number } | 
     width % 16 === 0 &&
     height % 16 === 0 &&
     Math.max(width, height) <= 3840 &&
+    width * height <= FREE_FORM_MAX_PIXELS &&
     Math.max(width, height) / Math.min(width, height) <= 3;
   return ok ? { width, height } : undefined;
 }
@@ -89,7 +96,7 @@ function resolveSize(gpt: boolean, value: unknown, first: ImageFacts | undefined
   const size = typeof value === "string" ? freeFormSize(value) : undefined;
   if (!size) {
     throw new ImagesInvalid(
-      `Invalid size '${String(value)}'. Use 'auto', ${GPT_SIZES.join(", ")}, or WxH with sides multiple of 16, at most 3840 px and a ratio of at most 3:1.`,
+      `Invalid size '${String(value)}'. Use 'auto', ${GPT_SIZES.join(", ")}, or WxH with sides multiple of 16, at most 3840 px, at most 8294400 pixels and a ratio of at most 3:1.`,
       "size",
     );
   }

@@ -8,6 +8,7 @@
  * `moderation_blocked`). The request log keeps a summary of uploads, not their bytes.
  */
 import type { IncomingMessage } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { stableHash } from "./deterministic-text.ts";
 import { OPENAI_RESULT_TTL_SECONDS, signResultUrl } from "./image-results.ts";
@@ -50,23 +51,32 @@ const FAULT_ERRORS: FaultErrors = {
     sendOpenAIError(reply, status, openAIErrorForStatus(status), headers),
 };
 
-async function picturesFor(request: FastifyRequest, parsed: ImagesRequest) {
+/**
+ * The `data` items: links, or pictures drawn one after another with a turn of the event loop
+ * between them, so a request for many large pictures never holds the sandbox for all of them
+ * (one picture takes up to about 0.75 s).
+ */
+async function picturesFor(request: FastifyRequest, parsed: ImagesRequest, state: SandboxState) {
   const origin = requestOrigin(request);
-  return Promise.all(
-    Array.from({ length: parsed.n }, async (_, index) => {
-      const seed = stableHash([parsed.model, parsed.prompt, parsed.inputDigest, index].join("\n"));
-      const picture = {
-        width: parsed.width,
-        height: parsed.height,
-        seed,
-        transparent: parsed.background === "transparent",
-        format: parsed.format,
-      };
-      if (parsed.responseFormat === "url")
-        return { url: signResultUrl(origin, picture, OPENAI_RESULT_TTL_SECONDS) };
-      return { b64_json: (await synthesize(picture)).toString("base64") };
-    }),
-  );
+  const data: Array<{ url: string } | { b64_json: string }> = [];
+  for (let index = 0; index < parsed.n; index++) {
+    const seed = stableHash([parsed.model, parsed.prompt, parsed.inputDigest, index].join("\n"));
+    const picture = {
+      width: parsed.width,
+      height: parsed.height,
+      seed,
+      transparent: parsed.background === "transparent",
+      format: parsed.format,
+    };
+    if (parsed.responseFormat === "url") {
+      data.push({ url: signResultUrl(origin, picture, OPENAI_RESULT_TTL_SECONDS, state.links) });
+      continue;
+    }
+    // A timer, not setImmediate: it lets the loop poll for I/O (other requests) first.
+    if (index > 0) await delay(0);
+    data.push({ b64_json: (await synthesize(picture)).toString("base64") });
+  }
+  return data;
 }
 
 async function answer(
@@ -113,7 +123,7 @@ async function answer(
       openAIError(error.message, "invalid_request_error", error.param, error.code),
     );
   }
-  const data = await picturesFor(request, parsed);
+  const data = await picturesFor(request, parsed, state);
   const body = parsed.gpt
     ? {
         created: Math.floor(Date.now() / 1000),

@@ -79,7 +79,8 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
     if (path.startsWith(ADMIN_PREFIX)) return;
     state.track(reply.raw);
     const entry = { method: request.method, path, headers: request.headers, body: null };
-    logged.set(request.raw, state.record({ ...entry, at: new Date().toISOString() }));
+    const bytes = Number(request.headers["content-length"]) || 0;
+    logged.set(request.raw, state.record({ ...entry, at: new Date().toISOString() }, bytes));
   });
   app.addHook("preHandler", async (request) => {
     const entry = logged.get(request.raw);

@@ -2,22 +2,60 @@
  * @module sandbox/signed-links
  * The signed, expiring links of the sandbox's result hosts (stand-ins for DashScope's OSS bucket
  * and OpenAI's blob store): `…/<file>?Expires=<unix>&OSSAccessKeyId=sandbox&Signature=<hmac>`.
- * Like the real hosts they are not the vendor API: a request with an `Authorization` header, a
- * bad signature or a link past its `Expires` is refused with an OSS-style XML error.
+ * Each sandbox server signs with its own secret, drawn at random when it starts, so a link can
+ * neither be forged nor outlive the server; the signature check takes constant time. Like the
+ * real hosts they are not the vendor API: a request with an `Authorization` header, a bad
+ * signature or a link past its `Expires` is refused with an OSS-style XML error. The hosts'
+ * clock can be moved forward (`POST /__sandbox/clock`) to test expiry.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
-/** Fixed, so a test can sign a link itself (e.g. one that has already expired). */
-const SECRET = "switchyard-sandbox-results";
+/** Furthest the result hosts' clock may be moved forward: ten years. */
+export const MAX_CLOCK_ADVANCE_SECONDS = 10 * 365 * 24 * 60 * 60;
 
-export function linkSignature(file: string, expires: number): string {
-  return createHmac("sha256", SECRET).update(`${file}\n${expires}`).digest("base64url");
-}
+/** Signs and checks the result links of one sandbox server. */
+export class LinkSigner {
+  readonly #secret: Buffer;
+  #offsetSeconds = 0;
 
-/** The query string of a link to `file` that expires at `expires` (unix seconds). */
-export function signedQuery(file: string, expires: number): string {
-  return `Expires=${expires}&OSSAccessKeyId=sandbox&Signature=${linkSignature(file, expires)}`;
+  constructor(secret: Buffer = randomBytes(32)) {
+    this.#secret = secret;
+  }
+
+  /** The result hosts' time, unix seconds (the real clock plus any advance). */
+  nowSeconds(): number {
+    return Math.floor(Date.now() / 1000) + this.#offsetSeconds;
+  }
+
+  /** Moves the clock forward by `seconds`; returns the total advance. */
+  advance(seconds: number): number {
+    this.#offsetSeconds = Math.min(MAX_CLOCK_ADVANCE_SECONDS, this.#offsetSeconds + seconds);
+    return this.#offsetSeconds;
+  }
+
+  /** Back to the real clock. */
+  resetClock(): void {
+    this.#offsetSeconds = 0;
+  }
+
+  #signature(file: string, expires: number): string {
+    return createHmac("sha256", this.#secret).update(`${file}\n${expires}`).digest("base64url");
+  }
+
+  /** The query string of a link to `file` that lives `ttlSeconds` from now. */
+  signedQuery(file: string, ttlSeconds: number): { query: string; expires: number } {
+    const expires = this.nowSeconds() + ttlSeconds;
+    const signature = this.#signature(file, expires);
+    return { query: `Expires=${expires}&OSSAccessKeyId=sandbox&Signature=${signature}`, expires };
+  }
+
+  /** True when `signature` (base64url) is this server's signature of `file` and `expires`. */
+  verify(file: string, expires: number, signature: string): boolean {
+    const given = Buffer.from(signature);
+    const expected = Buffer.from(this.#signature(file, expires));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
 }
 
 /** The scheme and host the client used to reach the sandbox. */
@@ -32,12 +70,6 @@ export function ossError(reply: FastifyReply, status: number, code: string, mess
   return reply.code(status).type("application/xml").send(xml);
 }
 
-function sameSignature(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
  * Checks a download of `file`: no `Authorization`, a good signature, not expired. Answers the
  * OSS error and returns the reply when the download is refused; undefined when it may proceed.
@@ -45,6 +77,7 @@ function sameSignature(given: string, expected: string): boolean {
 export function refuseDownload(
   request: FastifyRequest,
   reply: FastifyReply,
+  links: LinkSigner,
   file: string,
 ): FastifyReply | undefined {
   if (request.headers.authorization !== undefined) {
@@ -52,10 +85,11 @@ export function refuseDownload(
   }
   const query = request.query as Record<string, string | undefined>;
   const expires = Number(query.Expires);
-  if (!query.Expires || !Number.isInteger(expires) || !query.Signature) {
+  const signature = query.Signature;
+  if (!query.Expires || !Number.isSafeInteger(expires) || typeof signature !== "string") {
     return ossError(reply, 403, "AccessDenied", "AccessDenied");
   }
-  if (!sameSignature(query.Signature, linkSignature(file, expires))) {
+  if (!links.verify(file, expires, signature)) {
     return ossError(
       reply,
       403,
@@ -63,7 +97,7 @@ export function refuseDownload(
       "The request signature we calculated does not match the signature you provided.",
     );
   }
-  if (expires < Math.floor(Date.now() / 1000)) {
+  if (expires < links.nowSeconds()) {
     return ossError(reply, 403, "AccessDenied", "Request has expired.");
   }
   return undefined;

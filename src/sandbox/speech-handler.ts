@@ -13,13 +13,13 @@ import { pcmBytes, wavFile } from "./audio-wav.ts";
 import { sleep, writeFlushed } from "./connection.ts";
 import { dashScopeError, sendDashScopeError } from "./dashscope-errors.ts";
 import type { MultimodalContext, MultimodalHandler } from "./dashscope-multimodal.ts";
+import { stripDirectives } from "./faults.ts";
 import { requestOrigin } from "./signed-links.ts";
 import { parseTtsRequest } from "./speech-request.ts";
 import { resultStoreFor, type StoredResult } from "./speech-results.ts";
 
 /** Samples per stream event: 200 ms of audio. */
 export const STREAM_CHUNK_SAMPLES = TTS_SAMPLE_RATE / 5;
-const DIRECTIVE = /\[\[sandbox:[^\]]*\]\]/g;
 
 /** One native DashScope SSE event (no space after the colons; the status line is a comment). */
 export function dashScopeEvent(id: number, data: string): string {
@@ -104,7 +104,7 @@ async function handleSpeech(
     return sendDashScopeError(reply, 400, dashScopeError(code, message, context.requestId));
   }
   const tts = parsed.request;
-  const spoken = tts.text.replace(DIRECTIVE, " ").trim();
+  const spoken = stripDirectives(tts.text).trim();
   const { samples } = await synthesizeSpeech({
     text: spoken,
     voice: tts.voice,

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ossError, refuseDownload, signedQuery } from "./signed-links.ts";
+import { type LinkSigner, ossError, refuseDownload } from "./signed-links.ts";
 
 export const RESULT_PREFIX = "/dashscope-results/tts/";
 /** Result links live 24 h, as DashScope's do. */
@@ -25,10 +25,13 @@ export class SpeechResultStore {
   #files = new Map<string, { bytes: Buffer; expires: number }>();
   #bytes = 0;
 
+  constructor(readonly links: LinkSigner) {}
+
   /** Keeps the file and returns the link to it on the host the request came to. */
-  put(bytes: Buffer, origin: string, nowSeconds = Math.floor(Date.now() / 1000)): StoredResult {
+  put(bytes: Buffer, origin: string): StoredResult {
     const id = randomUUID().replaceAll("-", "");
-    const expires = nowSeconds + RESULT_TTL_SECONDS;
+    const file = `${id}.wav`;
+    const { query, expires } = this.links.signedQuery(file, RESULT_TTL_SECONDS);
     this.#files.set(id, { bytes, expires });
     this.#bytes += bytes.length;
     for (const [oldest, file] of this.#files) {
@@ -36,17 +39,12 @@ export class SpeechResultStore {
       this.#files.delete(oldest);
       this.#bytes -= file.bytes.length;
     }
-    const file = `${id}.wav`;
-    return {
-      id,
-      expiresAt: expires,
-      url: `${origin}${RESULT_PREFIX}${file}?${signedQuery(file, expires)}`,
-    };
+    return { id, expiresAt: expires, url: `${origin}${RESULT_PREFIX}${file}?${query}` };
   }
 
   serve(request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const { file } = request.params as { file: string };
-    const refused = refuseDownload(request, reply, file);
+    const refused = refuseDownload(request, reply, this.links, file);
     if (refused) return refused;
     const id = file.replace(/\.wav$/, "");
     const stored = this.#files.get(id);
@@ -65,11 +63,11 @@ export function registerResultHost(app: FastifyInstance, store: SpeechResultStor
 
 const stores = new WeakMap<object, SpeechResultStore>();
 
-/** The result store of one sandbox server (keyed by its state). */
-export function resultStoreFor(owner: object): SpeechResultStore {
+/** The result store of one sandbox server (keyed by its state, whose signer it uses). */
+export function resultStoreFor(owner: { links: LinkSigner }): SpeechResultStore {
   let store = stores.get(owner);
   if (!store) {
-    store = new SpeechResultStore();
+    store = new SpeechResultStore(owner.links);
     stores.set(owner, store);
   }
   return store;

@@ -9,7 +9,8 @@ export type UpstreamFailureKind =
   | "http" // the upstream answered with an error status
   | "connect" // the connection could not be made
   | "timeout" // connect, first-byte or idle timeout
-  | "protocol" // the upstream answered something we cannot parse
+  | "protocol" // the upstream answered something we cannot read or parse
+  | "too_large" // the answer (or one stream event) is larger than the gateway reads
   | "aborted"; // the client went away and we cancelled the call
 
 export interface UpstreamErrorInit {
@@ -71,7 +72,7 @@ export class UpstreamError extends Error {
 }
 
 function defaultRetryable(kind: UpstreamFailureKind, status: number | undefined): boolean {
-  if (kind === "aborted" || kind === "protocol") return false;
+  if (kind === "aborted" || kind === "protocol" || kind === "too_large") return false;
   if (kind === "connect" || kind === "timeout") return true;
   return (
     status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500)

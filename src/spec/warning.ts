@@ -1,6 +1,8 @@
 /**
  * @module spec/warning
- * Typed warnings an adapter returns instead of silently dropping a request setting.
+ * Typed warnings an adapter returns instead of silently dropping a request setting. They are
+ * sent in a response header, so their text keeps to printable ASCII (a client's tool or field
+ * name may hold anything).
  */
 export type CallWarning =
   | { type: "unsupported"; setting: string; details?: string }
@@ -8,6 +10,10 @@ export type CallWarning =
   | { type: "other"; message: string };
 
 export function formatWarning(warning: CallWarning): string {
+  return headerText(warningText(warning));
+}
+
+function warningText(warning: CallWarning): string {
   switch (warning.type) {
     case "unsupported":
       return `unsupported:${warning.setting}${warning.details ? ` (${warning.details})` : ""}`;
@@ -16,4 +22,9 @@ export function formatWarning(warning: CallWarning): string {
     case "other":
       return warning.message;
   }
+}
+
+/** Printable ASCII only: anything else becomes `?`. */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, "?");
 }

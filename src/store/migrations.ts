@@ -135,6 +135,61 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
         for (const statement of LEAN_SQLITE_TABLES) await sql.raw(statement).execute(db);
       },
     },
+    "0005_key_tree": {
+      // A key minted by a key records its parent: it is revoked with it, shares its rate and
+      // concurrency budget, and sees only its own subtree. The index serves the subtree walk.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable("api_keys").addColumn("parent_key_id", "text").execute();
+        await db.schema
+          .createIndex("api_keys_parent")
+          .on("api_keys")
+          .column("parent_key_id")
+          .execute();
+      },
+    },
+    "0006_inflight_requests": {
+      // Every request between its hold and its settlement has a row here, on both databases, so a
+      // restarted gateway can settle what a dead process left (at its last checkpoint, at least
+      // its input) at once. `instances` holds each live process's heartbeat (PostgreSQL serves
+      // several). Usage records say when a charge was capped at its hold, and when the output
+      // cap was lowered to fit the balance.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("inflight_requests")
+          .addColumn("request_id", "text", (c) => c.primaryKey())
+          .addColumn("account_id", "text", (c) => c.notNull())
+          .addColumn("key_id", "text")
+          .addColumn("model", "text", (c) => c.notNull())
+          .addColumn("endpoint", "text", (c) => c.notNull())
+          .addColumn("instance_id", "text", (c) => c.notNull())
+          .addColumn("hold_micros", "bigint", (c) => c.notNull())
+          .addColumn("floor_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("checkpoint_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .addColumn("checkpoint_usage", "text")
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex("inflight_instance")
+          .on("inflight_requests")
+          .column("instance_id")
+          .execute();
+        await db.schema
+          .createTable("instances")
+          .addColumn("id", "text", (c) => c.primaryKey())
+          .addColumn("started_at", "bigint", (c) => c.notNull())
+          .addColumn("heartbeat_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .alterTable("usage_records")
+          .addColumn("overrun_micros", "bigint", (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema
+          .alterTable("usage_records")
+          .addColumn("output_cap_lowered_to", "integer")
+          .execute();
+      },
+    },
   };
 }
 

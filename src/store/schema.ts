@@ -32,6 +32,8 @@ export interface ApiKeysTable {
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
+  /** The key that minted this one (migration 0005); null for keys made by a session or admin. */
+  parent_key_id: string | null;
 }
 
 export interface SessionsTable {
@@ -64,7 +66,7 @@ export interface UsageRecordsTable {
   key_id: string | null;
   model: string;
   endpoint: string;
-  status: "succeeded" | "failed" | "aborted";
+  status: "succeeded" | "failed" | "aborted" | "interrupted";
   input_tokens: number;
   cached_input_tokens: number;
   cache_write_tokens: number;
@@ -81,6 +83,35 @@ export interface UsageRecordsTable {
   ttfb_ms: number | null;
   breakdown: string | null;
   created_at: number;
+  /** Priced cost above the hold, not charged (a vendor that overran its cap). */
+  overrun_micros: number;
+  /** The output cap sent upstream when it was lowered to fit the balance. */
+  output_cap_lowered_to: number | null;
+}
+
+/** A request between its hold and its settlement (see migration 0006). */
+export interface InflightRequestsTable {
+  request_id: string;
+  account_id: string;
+  key_id: string | null;
+  model: string;
+  endpoint: string;
+  instance_id: string;
+  hold_micros: number;
+  /** The least it is charged if the process dies: its input. */
+  floor_micros: number;
+  /** The cost of what was delivered at the last checkpoint (long streams). */
+  checkpoint_micros: number;
+  /** JSON usage behind `checkpoint_micros`, for the usage record. */
+  checkpoint_usage: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface InstancesTable {
+  id: string;
+  started_at: number;
+  heartbeat_at: number;
 }
 
 export interface Database {
@@ -89,4 +120,6 @@ export interface Database {
   api_keys: ApiKeysTable;
   sessions: SessionsTable;
   ledger_entries: LedgerEntriesTable;
+  inflight_requests: InflightRequestsTable;
+  instances: InstancesTable;
 }

@@ -2,7 +2,7 @@
  * @module store/sql-accounts
  * Accounts, API keys and login sessions over Kysely.
  */
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
 import type { Account, AccountStore, ApiKeyRecord, KeyStore, SessionStore } from "./types.ts";
@@ -18,6 +18,39 @@ function toAccount(row: Selectable<AccountsTable>): Account {
   };
 }
 
+/** An allowlist that cannot be read allows no model (fail closed), rather than every model. */
+const UNREADABLE_ALLOWLIST = ["(unreadable allowlist)"];
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function readModels(text: string): string[] {
+  const value = parseJson(text);
+  return Array.isArray(value) && value.every((item) => typeof item === "string")
+    ? value
+    : UNREADABLE_ALLOWLIST;
+}
+
+function readAliases(text: string): Record<string, string> {
+  const value = parseJson(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter(
+      (entry): entry is [string, string] => typeof entry[1] === "string",
+    ),
+  );
+}
+
+function readNumber(value: number | string | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+/** A stored key, whatever its columns hold: reading a row never throws. */
 function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
     id: row.id,
@@ -25,19 +58,23 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     name: row.name,
     keyHash: row.key_hash,
     prefix: row.prefix,
-    models: JSON.parse(row.models) as string[],
-    modelAliases: JSON.parse(row.model_aliases) as Record<string, string>,
-    rpm: row.rpm,
-    tpm: row.tpm,
-    concurrency: row.concurrency,
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    models: readModels(row.models),
+    modelAliases: readAliases(row.model_aliases),
+    rpm: readNumber(row.rpm),
+    tpm: readNumber(row.tpm),
+    concurrency: readNumber(row.concurrency),
+    expiresAt: readNumber(row.expires_at),
+    revokedAt: readNumber(row.revoked_at),
     createdAt: Number(row.created_at),
+    parentKeyId: row.parent_key_id ?? null,
   };
 }
 
+/** How deep the subtree and ancestor walks go at most (keys nest far less deep). */
+const MAX_WALK_DEPTH = 64;
+
 export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore & SessionStore {
-  return {
+  const store: AccountStore & KeyStore & SessionStore = {
     async createAccount({ email, passwordHash, role }) {
       const row = {
         id: newId("acct"),
@@ -100,6 +137,7 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         expires_at: input.expiresAt ?? null,
         revoked_at: null,
         created_at: Date.now(),
+        parent_key_id: input.parentKeyId ?? null,
       };
       await db.insertInto("api_keys").values(row).execute();
       return toKey(row);
@@ -129,13 +167,66 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         .execute();
       return rows.map(toKey);
     },
-    async revokeKey(id, at) {
-      await db
-        .updateTable("api_keys")
-        .set({ revoked_at: at })
-        .where("id", "=", id)
-        .where("revoked_at", "is", null)
+    async listKeyTree(id) {
+      const rows = await db
+        .withRecursive("tree(id, depth)", (qb) =>
+          qb
+            .selectFrom("api_keys")
+            .select(["id", sql<number>`0`.as("depth")])
+            .where("id", "=", id)
+            .unionAll((below) =>
+              below
+                .selectFrom("api_keys")
+                .innerJoin("tree", "tree.id", "api_keys.parent_key_id")
+                .select(["api_keys.id", sql<number>`tree.depth + 1`.as("depth")])
+                .where("tree.depth", "<", MAX_WALK_DEPTH),
+            ),
+        )
+        .selectFrom("api_keys")
+        .innerJoin("tree", "tree.id", "api_keys.id")
+        .selectAll("api_keys")
+        .orderBy("tree.depth")
+        .orderBy("api_keys.created_at")
         .execute();
+      // A damaged parent chain could list a key twice; keep the first.
+      const seen = new Set<string>();
+      return rows.filter((row) => !seen.has(row.id) && seen.add(row.id)).map(toKey);
+    },
+    async listKeyAncestors(id) {
+      const rows = await db
+        .withRecursive("up(id, depth)", (qb) =>
+          qb
+            .selectFrom("api_keys")
+            .select(["parent_key_id as id", sql<number>`1`.as("depth")])
+            .where("id", "=", id)
+            .where("parent_key_id", "is not", null)
+            .unionAll((above) =>
+              above
+                .selectFrom("api_keys")
+                .innerJoin("up", "up.id", "api_keys.id")
+                .select(["api_keys.parent_key_id as id", sql<number>`up.depth + 1`.as("depth")])
+                .where("api_keys.parent_key_id", "is not", null)
+                .where("up.depth", "<", MAX_WALK_DEPTH),
+            ),
+        )
+        .selectFrom("api_keys")
+        .innerJoin("up", "up.id", "api_keys.id")
+        .selectAll("api_keys")
+        .orderBy("up.depth")
+        .execute();
+      return rows.map(toKey);
+    },
+    async revokeKey(id, at) {
+      const tree = await store.listKeyTree(id);
+      const open = tree.filter((key) => key.revokedAt === null).map((key) => key.id);
+      if (open.length > 0) {
+        await db
+          .updateTable("api_keys")
+          .set({ revoked_at: at })
+          .where("id", "in", open)
+          .where("revoked_at", "is", null)
+          .execute();
+      }
       const row = await db
         .selectFrom("api_keys")
         .selectAll()
@@ -164,4 +255,5 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
       return row && { accountId: row.account_id, expiresAt: Number(row.expires_at) };
     },
   };
+  return store;
 }

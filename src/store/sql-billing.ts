@@ -6,18 +6,27 @@
  *   (one conditional UPDATE, so concurrent requests can never overdraw);
  * - charge: `amount -cost`, `hold_micros -H`; release: `hold_micros -H`.
  * The unique (request_id, kind) index makes settlement idempotent.
- * With a `HoldBook` (the embedded SQLite file, written by this process only) holds live in
- * memory instead: placing one is a read, and settling is the only write of a request.
+ * With a `HoldBook` (the embedded SQLite file, written by this process only) the hold's amount
+ * lives in memory instead of the ledger and the account row.
+ * On both, each request has an in-flight row from its hold to its settlement (written with the
+ * hold, deleted with the charge or release), so a dead process's requests can be settled at
+ * once after a restart (see sql-inflight.ts).
  */
 import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
-import type { Database, LedgerEntriesTable, UsageRecordsTable } from "./schema.ts";
+import type {
+  Database,
+  InflightRequestsTable,
+  LedgerEntriesTable,
+  UsageRecordsTable,
+} from "./schema.ts";
+import { sqlInflight } from "./sql-inflight.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type { BillingStore, UsageQuery, UsageRecord } from "./types.ts";
+import type { BillingStore, HoldInput, UsageQuery, UsageRecord } from "./types.ts";
 
-function toRow(record: UsageRecord): UsageRecordsTable {
+export function toRow(record: UsageRecord): UsageRecordsTable {
   return {
     request_id: record.requestId,
     account_id: record.accountId,
@@ -41,6 +50,8 @@ function toRow(record: UsageRecord): UsageRecordsTable {
     ttfb_ms: record.ttfbMs,
     breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
     created_at: record.createdAt,
+    overrun_micros: record.overrunMicros ?? 0,
+    output_cap_lowered_to: record.outputCapLoweredTo ?? null,
   };
 }
 
@@ -68,10 +79,13 @@ function fromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
     ttfbMs: row.ttfb_ms,
     breakdown: row.breakdown ? (JSON.parse(row.breakdown) as Record<string, number>) : null,
     createdAt: Number(row.created_at),
+    overrunMicros: Number(row.overrun_micros ?? 0),
+    outputCapLoweredTo:
+      row.output_cap_lowered_to === null ? null : Number(row.output_cap_lowered_to),
   };
 }
 
-function* entriesFor(entries: Queries["entries"], requestId: string) {
+export function* entriesFor(entries: Queries["entries"], requestId: string) {
   const rows = (yield entries({ requestId })) as Array<{ kind: string; hold_micros: number }>;
   return {
     held: rows
@@ -82,7 +96,7 @@ function* entriesFor(entries: Queries["entries"], requestId: string) {
 }
 
 /** The hot statements, compiled once (see query-template.ts). */
-function hotQueries(db: Kysely<Database>) {
+export function hotQueries(db: Kysely<Database>) {
   return {
     entries: queryTemplate((args: { requestId: string }) =>
       db
@@ -119,11 +133,35 @@ function hotQueries(db: Kysely<Database>) {
     insertUsage: queryTemplate((row: UsageRecordsTable) =>
       db.insertInto("usage_records").values(row),
     ),
+    insertInflight: queryTemplate((row: InflightRequestsTable) =>
+      db.insertInto("inflight_requests").values(row),
+    ),
+    deleteInflight: queryTemplate((args: { requestId: string }) =>
+      db.deleteFrom("inflight_requests").where("request_id", "=", args.requestId),
+    ),
   };
 }
-type Queries = ReturnType<typeof hotQueries>;
+export type Queries = ReturnType<typeof hotQueries>;
 
-function ledgerRow(
+function inflightRow(input: HoldInput): InflightRequestsTable {
+  const now = Date.now();
+  return {
+    request_id: input.requestId,
+    account_id: input.accountId,
+    key_id: input.keyId,
+    model: input.model,
+    endpoint: input.endpoint,
+    instance_id: input.instanceId,
+    hold_micros: input.amountMicros,
+    floor_micros: Math.min(input.floorMicros, input.amountMicros),
+    checkpoint_micros: 0,
+    checkpoint_usage: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+export function ledgerRow(
   record: UsageRecord,
   kind: "charge" | "release",
   amount: number,
@@ -162,7 +200,8 @@ export function sqlBillingStore(
 ): BillingStore {
   const q = hotQueries(db);
   return {
-    placeHold({ requestId, accountId, keyId, model, amountMicros }) {
+    placeHold(input) {
+      const { requestId, accountId, keyId, model, amountMicros } = input;
       if (holds) {
         // Checked and placed inside one synchronous step of the transaction runner, so no other
         // hold of this process can come between the read and the placement. A settlement
@@ -183,6 +222,7 @@ export function sqlBillingStore(
               : 0;
             if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
             book.place(requestId, accountId, amountMicros);
+            yield q.insertInflight(inflightRow(input));
             return { placed: true as const };
           })
           .catch((error: unknown) => {
@@ -215,6 +255,7 @@ export function sqlBillingStore(
           reason: null,
           created_at: Date.now(),
         });
+        yield q.insertInflight(inflightRow(input));
         return { placed: true as const };
       });
     },
@@ -224,6 +265,7 @@ export function sqlBillingStore(
       const settled = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return { alreadySettled: true };
+        yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
         yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory }));
@@ -237,6 +279,7 @@ export function sqlBillingStore(
       const released = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return;
+        yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
         if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
@@ -290,6 +333,8 @@ export function sqlBillingStore(
       }
       return released;
     },
+
+    ...sqlInflight(db, transactions, q, holds),
 
     async listUsage(query) {
       const rows = await filtered(db, query)

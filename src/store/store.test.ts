@@ -9,6 +9,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store, type UsageRecord } from "./index.ts";
 
+const HOLD_DEFAULTS = { endpoint: "/v1/chat/completions", instanceId: "test", floorMicros: 0 };
+
 const PG_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 async function postgresReachable(): Promise<boolean> {
@@ -107,6 +109,7 @@ function storeSuite(
             accountId,
             keyId: "k",
             model: "m",
+            ...HOLD_DEFAULTS,
             amountMicros: 100,
           }),
         ),
@@ -126,6 +129,7 @@ function storeSuite(
         accountId,
         keyId: "k",
         model: "m",
+        ...HOLD_DEFAULTS,
         amountMicros: 5_000,
       });
       expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({
@@ -148,6 +152,7 @@ function storeSuite(
         accountId,
         keyId: "k",
         model: "m",
+        ...HOLD_DEFAULTS,
         amountMicros: 700,
       });
       await store.releaseHold(
@@ -178,6 +183,7 @@ function storeSuite(
           accountId,
           keyId: "k",
           model: "m",
+          ...HOLD_DEFAULTS,
           amountMicros: 300,
         });
         await store.placeHold({
@@ -185,6 +191,7 @@ function storeSuite(
           accountId,
           keyId: "k",
           model: "m",
+          ...HOLD_DEFAULTS,
           amountMicros: 300,
         });
         await store.settle(record(accountId, `${accountId}-done`, 100));
@@ -199,6 +206,59 @@ function storeSuite(
       },
     );
 
+    it("settles a dead instance's requests at their checkpoint or input, never above the hold", async () => {
+      const accountId = await account(100_000);
+      const place = (requestId: string, instanceId: string, floorMicros: number) =>
+        store.placeHold({
+          requestId,
+          accountId,
+          keyId: "k",
+          model: "m",
+          endpoint: "/v1/chat/completions",
+          instanceId,
+          amountMicros: 10_000,
+          floorMicros,
+        });
+      const dead = `dead-${accountId}`;
+      const alive = `alive-${accountId}`;
+      // The dead instance never beats again (it has no fresh heartbeat); the live one does.
+      await store.heartbeat(alive, Date.now());
+      await place(`${accountId}-d1`, dead, 300);
+      await place(`${accountId}-d2`, dead, 300);
+      await place(`${accountId}-a1`, alive, 300);
+      const counts = {
+        inputTokens: 1,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 2,
+        reasoningTokens: 0,
+        images: 0,
+        videoSeconds: 0,
+        characters: 0,
+        breakdown: { output: 4_000 },
+      };
+      await store.checkpoint({ requestId: `${accountId}-d1`, costMicros: 4_000, record: counts });
+      // A checkpoint above the hold is stored at the hold.
+      await store.checkpoint({ requestId: `${accountId}-a1`, costMicros: 99_999, record: counts });
+
+      // Only the dead instance's requests.
+      const before = Date.now() - 60_000;
+      expect(await store.settleDeadRequests({ heartbeatBefore: before })).toBeGreaterThanOrEqual(2);
+      expect((await store.findUsage(`${accountId}-d1`))?.costMicros).toBe(4_000);
+      expect((await store.findUsage(`${accountId}-d1`))?.status).toBe("interrupted");
+      expect((await store.findUsage(`${accountId}-d2`))?.costMicros).toBe(300);
+      expect(await store.findUsage(`${accountId}-a1`)).toBeUndefined();
+      // Settling again changes nothing.
+      await store.settleDeadRequests({ instanceId: dead });
+      // The live instance's request, once its instance is named (a restart with a stable id).
+      expect(await store.settleDeadRequests({ instanceId: alive })).toBe(1);
+      expect((await store.findUsage(`${accountId}-a1`))?.costMicros).toBe(10_000);
+      const after = await store.findAccountById(accountId);
+      expect(after?.balanceMicros).toBe(100_000 - 4_000 - 300 - 10_000);
+      expect(after?.heldMicros).toBe(0);
+      expect((await store.verify()).mismatches).toEqual([]);
+    });
+
     it("groups usage by day and model", async () => {
       const accountId = await account(10_000);
       for (const id of ["g1", "g2"]) {
@@ -207,6 +267,7 @@ function storeSuite(
           accountId,
           keyId: "k",
           model: "m",
+          ...HOLD_DEFAULTS,
           amountMicros: 100,
         });
         await store.settle(record(accountId, `${accountId}-${id}`, 50));
@@ -248,6 +309,7 @@ describe("holds kept in memory (SQLite)", () => {
         accountId: account.id,
         keyId: "k",
         model: "m",
+        ...HOLD_DEFAULTS,
         amountMicros: 600,
       }),
     ).toEqual({ placed: true });
@@ -258,6 +320,7 @@ describe("holds kept in memory (SQLite)", () => {
         accountId: account.id,
         keyId: "k",
         model: "m",
+        ...HOLD_DEFAULTS,
         amountMicros: 600,
       }),
     ).toEqual({ placed: false, availableMicros: 400 });
@@ -287,6 +350,7 @@ describe("holds kept in memory (SQLite)", () => {
       accountId: account.id,
       keyId: "k",
       model: "m",
+      ...HOLD_DEFAULTS,
       amountMicros: 900,
     });
     await store.settle(record(account.id, "r1", 250));
@@ -301,6 +365,7 @@ describe("holds kept in memory (SQLite)", () => {
         accountId: account.id,
         keyId: "k",
         model: "m",
+        ...HOLD_DEFAULTS,
         amountMicros: 750,
       }),
     ).toEqual({ placed: true });

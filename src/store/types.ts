@@ -32,6 +32,13 @@ export interface ApiKeyRecord {
   expiresAt: number | null;
   revokedAt: number | null;
   createdAt: number;
+  /** The key that minted this one (`POST /v1/account/keys` with a key); null otherwise. */
+  parentKeyId: string | null;
+  /**
+   * The keys above this one, nearest first, when the authenticator loaded them: the key shares
+   * each one's rate and concurrency budget and stops working when any of them does.
+   */
+  ancestors?: readonly ApiKeyRecord[];
 }
 
 export interface NewApiKey {
@@ -45,6 +52,7 @@ export interface NewApiKey {
   tpm?: number | null;
   concurrency?: number | null;
   expiresAt?: number | null;
+  parentKeyId?: string | null;
 }
 
 export interface LedgerEntry {
@@ -80,6 +88,11 @@ export interface KeyStore {
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** The key and every key minted below it, at any depth (the key first). */
+  listKeyTree(id: string): Promise<ApiKeyRecord[]>;
+  /** The keys above `id`, nearest first (empty for a key no key minted). */
+  listKeyAncestors(id: string): Promise<ApiKeyRecord[]>;
+  /** Revokes the key and every key below it (those not yet revoked); returns the key. */
   revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
 }
 
@@ -114,7 +127,8 @@ export interface UsageRecord {
   keyId: string | null;
   model: string;
   endpoint: string;
-  status: "succeeded" | "failed" | "aborted";
+  /** `interrupted`: the upstream broke, or the gateway died, after units were delivered. */
+  status: "succeeded" | "failed" | "aborted" | "interrupted";
   inputTokens: number;
   cachedInputTokens: number;
   cacheWriteTokens: number;
@@ -131,6 +145,10 @@ export interface UsageRecord {
   ttfbMs: number | null;
   breakdown: Record<string, number> | null;
   createdAt: number;
+  /** Priced cost above the hold, which was not charged (a vendor that overran its cap). */
+  overrunMicros?: number;
+  /** The output cap sent upstream when it was lowered to fit the balance. */
+  outputCapLoweredTo?: number | null;
 }
 
 export interface HoldInput {
@@ -138,7 +156,42 @@ export interface HoldInput {
   accountId: string;
   keyId: string;
   model: string;
+  endpoint: string;
+  /** The gateway process placing the hold (its in-flight row names it). */
+  instanceId: string;
   amountMicros: number;
+  /** The least the request is charged if the process dies before settling it: its input. */
+  floorMicros: number;
+}
+
+/** What a long stream has delivered so far, written now and then (see `checkpoint`). */
+export interface UsageCheckpoint {
+  requestId: string;
+  /** Cost of what was delivered, already capped at the hold. */
+  costMicros: number;
+  /** Token and media counts behind it, for the usage record a restart would write. */
+  record: Pick<
+    UsageRecord,
+    | "inputTokens"
+    | "cachedInputTokens"
+    | "cacheWriteTokens"
+    | "outputTokens"
+    | "reasoningTokens"
+    | "images"
+    | "videoSeconds"
+    | "characters"
+    | "breakdown"
+  >;
+}
+
+/** Which in-flight requests belong to processes that are gone. */
+export interface DeadRequestFilter {
+  /** Every in-flight request (a single-process database at start-up). */
+  all?: boolean;
+  /** Requests of this instance id (a restarted process with a stable id). */
+  instanceId?: string;
+  /** Requests of instances whose heartbeat is older than this (Unix ms). */
+  heartbeatBefore?: number;
 }
 
 export type HoldResult = { placed: true } | { placed: false; availableMicros: number };
@@ -172,6 +225,16 @@ export interface BillingStore {
   releaseHold(record: UsageRecord, reason: string): Promise<void>;
   /** Releases holds with no charge or release, created before `createdBefore`. */
   releaseOpenHolds(createdBefore: number, reason: string): Promise<number>;
+  /** Records what a long request has delivered so far (the charge if the process dies now). */
+  checkpoint(checkpoint: UsageCheckpoint): Promise<void>;
+  /**
+   * Settles the in-flight requests of dead processes: each is charged the larger of its input
+   * and its last checkpoint (never more than its hold), the rest of its hold is released, and a
+   * usage record says `interrupted`. Returns how many were settled.
+   */
+  settleDeadRequests(filter: DeadRequestFilter): Promise<number>;
+  /** Marks `instanceId` alive now (PostgreSQL instances check each other's heartbeats). */
+  heartbeat(instanceId: string, startedAt: number): Promise<void>;
   listUsage(query: UsageQuery): Promise<UsageRecord[]>;
   groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;

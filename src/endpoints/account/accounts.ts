@@ -1,13 +1,40 @@
 /**
  * @module endpoints/account/accounts
- * Account creation (registration, admin, CLI and first-start bootstrap share it) and the public
- * description of an account.
+ * Account creation (registration, admin, CLI and first-start bootstrap share it), the email
+ * check, and the public description of an account.
  */
+import { FormatRegistry, Type } from "@sinclair/typebox";
 import { hashPassword } from "../../auth/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { Account, AccountRole, Store } from "../../store/index.ts";
 
-export const EMAIL_PATTERN = "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$";
+/** The longest email accepted (the SMTP path limit). */
+export const EMAIL_MAX_LENGTH = 254;
+
+const WHITESPACE = /\s/;
+
+/**
+ * `local@domain.tld`: one `@` with something before it, no whitespace, and a dot in the domain
+ * with something on both sides. One pass over at most 254 characters, no backtracking: a
+ * regular expression here once took seconds on an 80 KB string.
+ */
+export function isEmail(value: string): boolean {
+  if (value.length > EMAIL_MAX_LENGTH) return false;
+  const at = value.indexOf("@");
+  if (at <= 0 || value.indexOf("@", at + 1) !== -1) return false;
+  const dot = value.indexOf(".", at + 2);
+  if (dot === -1 || dot > value.length - 2) return false;
+  return !WHITESPACE.test(value);
+}
+
+// Schemas say `format: "email"`; TypeBox checks it with the linear function above.
+FormatRegistry.Set("email", isEmail);
+
+export const EmailSchema = Type.String({
+  format: "email",
+  maxLength: EMAIL_MAX_LENGTH,
+  description: "`local@domain.tld`, at most 254 characters; stored in lower case.",
+});
 
 export function describeAccount(account: Account) {
   return {

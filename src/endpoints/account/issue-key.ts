@@ -10,23 +10,49 @@ import type { Catalog } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { ApiKeyRecord, Store } from "../../store/index.ts";
 
+/** Upper bounds of a key's numeric options (each fits a 32-bit integer column). */
+export const MAX_KEY_RPM = 1_000_000_000;
+export const MAX_KEY_TPM = 1_000_000_000;
+export const MAX_KEY_CONCURRENCY = 1_000_000;
+/** The latest expiry a key may have: 9999-12-31T23:59:59Z (Unix seconds). */
+export const MAX_EXPIRES_AT_SECONDS = 253_402_300_799;
+const MAX_EXPIRES_AT_MS = MAX_EXPIRES_AT_SECONDS * 1000;
+/** Keys minted by keys nest at most this deep (a key made by a session or admin is level 1). */
+export const MAX_KEY_DEPTH = 10;
+
+function limit(maximum: number) {
+  return Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum }), Type.Null()]));
+}
+
 export const KeyOptions = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 100 })),
     models: Type.Optional(
-      Type.Array(Type.String(), { description: "Allowed model ids; empty or absent means all." }),
+      Type.Array(Type.String({ maxLength: 200 }), {
+        maxItems: 1000,
+        description: "Allowed model ids; empty or absent means all.",
+      }),
     ),
     model_aliases: Type.Optional(
-      Type.Record(Type.String({ minLength: 1 }), Type.String(), {
+      Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Type.String({ maxLength: 200 }), {
+        maxProperties: 1000,
         description:
           "Requested model id (or `prefix*` pattern) → catalog model id, for this key; applied before the deployment's `model_aliases`.",
       }),
     ),
-    rpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-    tpm: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-    concurrency: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    rpm: limit(MAX_KEY_RPM),
+    tpm: limit(MAX_KEY_TPM),
+    concurrency: limit(MAX_KEY_CONCURRENCY),
     expires_at: Type.Optional(
-      Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Integer(), Type.Null()]),
+      Type.Union([
+        Type.String({ maxLength: 64, description: "ISO 8601 time, 1970 to 9999." }),
+        Type.Integer({
+          minimum: 0,
+          maximum: MAX_EXPIRES_AT_SECONDS,
+          description: "Unix seconds.",
+        }),
+        Type.Null(),
+      ]),
     ),
   },
   { additionalProperties: false },
@@ -41,18 +67,27 @@ export interface KeyInput {
   concurrency?: number | null;
   /** ISO 8601 string or Unix seconds. */
   expires_at?: string | number | null;
+  /** The expiry in Unix ms, already bounded (set by `limitToCallerKey`; wins over `expires_at`). */
+  expiresAtMs?: number | null;
+  /** The key minting this one (set by `limitToCallerKey`). */
+  parentKeyId?: string | null;
 }
 
-function parseExpiry(value: KeyInput["expires_at"]): number | null {
+function invalidExpiry(detail: string): GatewayError {
+  return new GatewayError(
+    "invalid_parameter",
+    { detail: `Invalid 'expires_at': ${detail}` },
+    { param: "expires_at" },
+  );
+}
+
+/** Unix ms of an `expires_at` input; anything outside 1970–9999 is a 400. */
+export function parseExpiry(value: KeyInput["expires_at"]): number | null {
   if (value === undefined || value === null) return null;
   const millis = typeof value === "number" ? value * 1000 : Date.parse(value);
-  if (Number.isNaN(millis)) {
-    throw new GatewayError(
-      "invalid_parameter",
-      { detail: "Invalid 'expires_at': expected an ISO 8601 time." },
-      { param: "expires_at" },
-    );
-  }
+  if (Number.isNaN(millis)) throw invalidExpiry("expected an ISO 8601 time.");
+  if (!Number.isSafeInteger(millis) || millis < 0 || millis > MAX_EXPIRES_AT_MS)
+    throw invalidExpiry("must be between 1970 and 9999.");
   return millis;
 }
 
@@ -110,10 +145,16 @@ function tighter(
 
 /**
  * A key that creates a key cannot hand out more than it has: the new key inherits the caller
- * key's model allowlist, rate limits and expiry as upper bounds (session tokens have none).
+ * key's model allowlist, rate limits and expiry as upper bounds (session tokens have none), and
+ * records the caller as its parent.
  */
 export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefined): KeyInput {
   if (!caller) return input;
+  if ((caller.ancestors?.length ?? 0) + 1 >= MAX_KEY_DEPTH) {
+    throw new GatewayError("invalid_request", {
+      detail: `Keys minted by keys nest at most ${MAX_KEY_DEPTH} deep; mint this key from a key higher up.`,
+    });
+  }
   let models = input.models;
   if (caller.models.length > 0) {
     const outside = (models ?? []).find((id) => !caller.models.includes(id));
@@ -121,17 +162,12 @@ export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefin
       throw new GatewayError("model_not_allowed", { model: outside }, { param: "models" });
     if (!models || models.length === 0) models = caller.models;
   }
-  let expiresAt = input.expires_at;
+  let expiresAtMs = parseExpiry(input.expires_at);
   if (caller.expiresAt !== null) {
-    const wanted = parseExpiry(expiresAt);
-    if (wanted !== null && wanted > caller.expiresAt) {
-      throw new GatewayError(
-        "invalid_parameter",
-        { detail: "Invalid 'expires_at': the calling key expires earlier." },
-        { param: "expires_at" },
-      );
+    if (expiresAtMs !== null && expiresAtMs > caller.expiresAt) {
+      throw invalidExpiry("the calling key expires earlier.");
     }
-    if (wanted === null) expiresAt = new Date(caller.expiresAt).toISOString();
+    expiresAtMs ??= Math.max(0, Math.min(caller.expiresAt, MAX_EXPIRES_AT_MS));
   }
   return {
     ...input,
@@ -139,10 +175,18 @@ export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefin
     rpm: tighter("rpm", input.rpm, caller.rpm),
     tpm: tighter("tpm", input.tpm, caller.tpm),
     concurrency: tighter("concurrency", input.concurrency, caller.concurrency),
-    expires_at: expiresAt,
+    expiresAtMs,
+    parentKeyId: caller.id,
   };
 }
 
+/** ISO time of a stored Unix ms value; a value outside the range of dates is clamped to it. */
+function isoTime(millis: number | null): string | null {
+  if (millis === null || Number.isNaN(millis)) return null;
+  return new Date(Math.max(-8.64e15, Math.min(8.64e15, Math.trunc(millis)))).toISOString();
+}
+
+/** The public form of a key; never throws, whatever the stored row holds. */
 export function describeKey(record: ApiKeyRecord) {
   return {
     id: record.id,
@@ -150,15 +194,16 @@ export function describeKey(record: ApiKeyRecord) {
     name: record.name,
     prefix: record.prefix,
     account_id: record.accountId,
+    parent_key_id: record.parentKeyId,
     models: record.models,
     model_aliases: record.modelAliases,
     rpm: record.rpm,
     tpm: record.tpm,
     concurrency: record.concurrency,
-    expires_at: record.expiresAt === null ? null : new Date(record.expiresAt).toISOString(),
+    expires_at: isoTime(record.expiresAt),
     revoked: record.revokedAt !== null,
-    revoked_at: record.revokedAt === null ? null : new Date(record.revokedAt).toISOString(),
-    created_at: new Date(record.createdAt).toISOString(),
+    revoked_at: isoTime(record.revokedAt),
+    created_at: isoTime(record.createdAt) ?? new Date(0).toISOString(),
   };
 }
 
@@ -179,7 +224,8 @@ export async function issueKey(
     rpm: input.rpm ?? null,
     tpm: input.tpm ?? null,
     concurrency: input.concurrency ?? null,
-    expiresAt: parseExpiry(input.expires_at),
+    expiresAt: input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
+    parentKeyId: input.parentKeyId ?? null,
   });
   return { key: secret, record };
 }

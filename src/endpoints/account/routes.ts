@@ -16,7 +16,7 @@ import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { randomBase62 } from "../../store/index.ts";
-import { createAccount, describeAccount, EMAIL_PATTERN } from "./accounts.ts";
+import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
 import {
   describeKey,
   issueKey,
@@ -25,10 +25,11 @@ import {
   resolveKeyAliases,
   resolveKeyModels,
 } from "./issue-key.ts";
+import { findManagedKey, revokeKeyTree, visibleKeys } from "./key-tree.ts";
 
 const Credentials = Type.Object(
   {
-    email: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }),
+    email: EmailSchema,
     password: Type.String({ minLength: 8, maxLength: 200 }),
   },
   { additionalProperties: false },
@@ -41,7 +42,9 @@ async function loadAccount(services: Services, accountId: string) {
 }
 
 export function registerAccountRoutes(app: FastifyInstance, services: Services): void {
-  let dummyHash: Promise<string> | undefined;
+  // Hashed once, up front, so even the first login for an unknown email does the same work as
+  // any other: one scrypt verification.
+  const dummyHash = hashPassword(randomBase62(16));
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/account/register",
@@ -50,8 +53,9 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     auth: "none",
     body: Credentials,
     successStatus: 201,
-    async handler({ body }) {
+    async handler({ body, request }) {
       if (!services.config.registration.enabled) throw new GatewayError("registration_disabled");
+      services.attempts.attempt("register", request.ip, body.email);
       const account = await createAccount(services.store, {
         email: body.email,
         password: body.password,
@@ -71,10 +75,10 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     tags: ["account"],
     auth: "none",
     body: Credentials,
-    async handler({ body }) {
+    async handler({ body, request }) {
+      services.attempts.attempt("login", request.ip, body.email);
       const account = await services.store.findAccountByEmail(body.email);
       // Hash even when there is no such account, so timing does not reveal which emails exist.
-      dummyHash ??= hashPassword(randomBase62(16));
       const valid = await verifyPassword(
         body.password,
         account?.passwordHash ?? (await dummyHash),
@@ -111,11 +115,12 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/account/keys",
-    summary: "List the account's API keys (prefixes only; secrets are never shown again).",
+    summary:
+      "List the account's API keys (prefixes only); a key sees itself and the keys minted below it.",
     tags: ["account"],
     auth: "account",
     async handler({ caller }) {
-      const keys = await services.store.listKeys(caller.accountId);
+      const keys = await visibleKeys(services.store, caller);
       return { object: "list", data: keys.map(describeKey) };
     },
   });
@@ -145,16 +150,15 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
   registerRoute(app, services, {
     method: "DELETE",
     path: "/v1/account/keys/:id",
-    summary: "Revoke one of the account's keys; it stops working at once.",
+    summary:
+      "Revoke a key and every key minted below it; they stop working at once. A key may revoke itself and the keys below it.",
     tags: ["account"],
     auth: "account",
     async handler({ caller, params }) {
-      const existing = await services.store.findKeyById(params.id ?? "");
-      if (!existing || existing.accountId !== caller.accountId)
-        throw new GatewayError("key_not_found", { id: params.id });
-      const revoked = await services.store.revokeKey(existing.id, services.now());
-      services.authenticator.invalidate(existing.keyHash);
-      return describeKey(revoked ?? existing);
+      const existing = await findManagedKey(services.store, caller, params.id ?? "");
+      return describeKey(
+        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+      );
     },
   });
 }

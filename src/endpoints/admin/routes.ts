@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
-import { createAccount, describeAccount, EMAIL_PATTERN } from "../account/accounts.ts";
+import { createAccount, describeAccount, EmailSchema } from "../account/accounts.ts";
 import {
   describeKey,
   issueKey,
@@ -16,6 +16,7 @@ import {
   resolveKeyAliases,
   resolveKeyModels,
 } from "../account/issue-key.ts";
+import { revokeKeyTree } from "../account/key-tree.ts";
 
 /** Amounts stay exact JavaScript integers (about 9 billion USD). */
 const MAX_MICROS = Number.MAX_SAFE_INTEGER;
@@ -56,7 +57,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: Type.Object(
       {
-        email: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }),
+        email: EmailSchema,
         password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
         role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("admin")])),
         balance_micros: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_MICROS })),
@@ -156,15 +157,15 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/admin/keys/:id/revoke",
-    summary: "Revoke any key; it stops working at once.",
+    summary: "Revoke any key and every key minted below it; they stop working at once.",
     tags: ["admin"],
     auth: "admin",
     async handler({ params }) {
       const existing = await services.store.findKeyById(params.id ?? "");
       if (!existing) throw new GatewayError("key_not_found", { id: params.id });
-      const revoked = await services.store.revokeKey(existing.id, services.now());
-      services.authenticator.invalidate(existing.keyHash);
-      return describeKey(revoked ?? existing);
+      return describeKey(
+        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+      );
     },
   });
 }

@@ -1,31 +1,13 @@
 /**
  * @module endpoints/chat-completions/convert-chat-request
- * Turns a validated chat completions body into normalized `ChatCallOptions`. Fields the gateway
- * does not model are collected into `extraBody` for OpenAI-compatible upstreams.
+ * Turns a validated chat completions body into normalized `ChatCallOptions`. Of the fields the
+ * gateway does not model, only the forwarded ones (`request-fields.ts`) go into `extraBody`;
+ * the operation names the others in a warning.
  */
 import { GatewayError } from "../../errors/index.ts";
 import type { ChatCallOptions, ChatContentPart, ChatMessage, ChatTool } from "../../spec/index.ts";
+import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest, ChatRequestContent } from "./schema.ts";
-
-const MODELED_FIELDS = new Set([
-  "model",
-  "messages",
-  "temperature",
-  "top_p",
-  "max_tokens",
-  "max_completion_tokens",
-  "stream",
-  "stream_options",
-  "stop",
-  "presence_penalty",
-  "frequency_penalty",
-  "n",
-  "seed",
-  "tools",
-  "tool_choice",
-  "response_format",
-  "user",
-]);
 
 type RequestMessage = ChatCompletionRequest["messages"][number];
 type RequestContent = ChatRequestContent;
@@ -119,9 +101,7 @@ export function convertChatRequest(
   body: ChatCompletionRequest,
   upstreamModel: string,
 ): ChatCallOptions {
-  const extraBody: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body))
-    if (!MODELED_FIELDS.has(key)) extraBody[key] = value;
+  const { extraBody } = splitExtraFields(body);
   const format = body.response_format;
   return {
     upstreamModel,

@@ -4,7 +4,7 @@
  * vendors whose tokenizers split finer), plus the output cap (`max_tokens`, else the model's
  * output limit), priced at the catalog's prices. An upper bound, never the charge.
  */
-import { countTokens, type PricedUsage, priceUsage } from "../../billing/index.ts";
+import { type CostEstimate, countTokens, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
 
@@ -44,10 +44,25 @@ export function outputCap(body: ChatCompletionRequest, model: CatalogModel): num
   );
 }
 
+/** The request with an explicit output cap (what is sent upstream, and what the hold covers). */
+export function withOutputCap(body: ChatCompletionRequest, cap: number): ChatCompletionRequest {
+  return body.max_completion_tokens !== undefined
+    ? { ...body, max_completion_tokens: cap, max_tokens: undefined }
+    : { ...body, max_tokens: cap };
+}
+
+/**
+ * The least the prompt costs: a quarter of its characters as tokens (a conservative count,
+ * with no tokenizing on the request path), charged only if the gateway dies mid-request.
+ */
+export function inputFloorTokens(characters: number, images: number): number {
+  return Math.floor(characters / 4) + images * IMAGE_TOKENS;
+}
+
 export async function estimateChatCost(
   body: ChatCompletionRequest,
   model: CatalogModel,
-): Promise<PricedUsage> {
+): Promise<CostEstimate> {
   const { text, images } = promptText(body);
   const counted = await countTokens(text);
   const input =
@@ -58,11 +73,19 @@ export async function estimateChatCost(
   const prices = model.pricing.per_1m_tokens;
   // Price the output at whichever is dearer, text or reasoning, so the hold covers both.
   const reasoningDearer = prices?.reasoning !== undefined && prices.reasoning > prices.output;
-  return priceUsage(model.pricing, {
+  const priced = priceUsage(model.pricing, {
     tokens: {
       input: { total: input, cacheRead: 0, cacheWrite: 0 },
       output: { total: output, reasoning: reasoningDearer ? output : 0 },
       source: "estimated",
     },
   });
+  const floor = priceUsage(model.pricing, {
+    tokens: {
+      input: { total: inputFloorTokens(text.length, images), cacheRead: 0, cacheWrite: 0 },
+      output: { total: 0, reasoning: 0 },
+      source: "estimated",
+    },
+  });
+  return { ...priced, floorMicros: Math.min(floor.costMicros, priced.costMicros) };
 }

@@ -3,12 +3,14 @@
  * The transport-free chat completion: picks a route, calls the adapter (with fallback before the
  * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks. MCP reuses it.
  */
-import { countTokens } from "../../billing/index.ts";
+import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { droppedFieldWarnings } from "../../http/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
+  CallWarning,
   ChatCallOptions,
   ChatFinishReason,
   ChatMessage,
@@ -19,6 +21,7 @@ import { formatWarning } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
 import { convertChatRequest } from "./convert-chat-request.ts";
+import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
 
 function promptTexts(messages: ChatMessage[]): string[] {
@@ -53,6 +56,12 @@ function chatModelFor(
   return chatModel;
 }
 
+function warningHeaders(warnings: CallWarning[]): Record<string, string> {
+  return warnings.length
+    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ").slice(0, 4000) }
+    : {};
+}
+
 export async function runChatCompletion(
   body: ChatCompletionRequest,
   context: OperationContext,
@@ -60,6 +69,7 @@ export async function runChatCompletion(
   const id = `chatcmpl-${newId("").slice(1)}`;
   const created = Math.floor(context.services.now() / 1000);
   const logAttempt = logAttempts(context.services.logger, context.requestId);
+  const dropped = droppedFieldWarnings(splitExtraFields(body).dropped);
 
   if (!body.stream) {
     let options: ChatCallOptions | undefined;
@@ -87,9 +97,7 @@ export async function runChatCompletion(
         costMicros,
       }),
       usage: { tokens: usage },
-      headers: result.warnings.length
-        ? { "x-switchyard-warnings": result.warnings.map(formatWarning).join("; ") }
-        : {},
+      headers: warningHeaders([...dropped, ...result.warnings]),
     };
   }
 
@@ -102,7 +110,26 @@ export async function runChatCompletion(
     },
     logAttempt,
   );
-  const state = { output: "", usage: undefined as TokenUsage | undefined, failed: false };
+  const state = {
+    usage: undefined as TokenUsage | undefined,
+    /** The upstream broke mid-stream (not the client going away). */
+    interrupted: false,
+  };
+  const delivered = new DeliveredText();
+  let promptTokens: Promise<number> | undefined;
+  /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
+  const ownCount = async (): Promise<TokenUsage> => {
+    promptTokens ??= countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
+    return {
+      input: {
+        total: (await promptTokens) + options!.messages.length * 4 + 3,
+        cacheRead: 0,
+        cacheWrite: 0,
+      },
+      output: { total: await delivered.tokens(), reasoning: 0 },
+      source: "estimated",
+    };
+  };
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
     id,
@@ -120,11 +147,11 @@ export async function runChatCompletion(
       for await (const part of parts as AsyncIterable<ChatStreamPart>) {
         switch (part.type) {
           case "text-delta":
-            state.output += part.delta;
+            delivered.add(part.delta);
             yield { data: chunk({ content: part.delta }) };
             break;
           case "reasoning-delta":
-            state.output += part.delta;
+            delivered.add(part.delta);
             yield { data: chunk({ reasoning_content: part.delta }) };
             break;
           case "tool-call-start":
@@ -142,7 +169,7 @@ export async function runChatCompletion(
             };
             break;
           case "tool-call-delta":
-            state.output += part.argumentsDelta;
+            delivered.add(part.argumentsDelta);
             yield {
               data: chunk({
                 tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
@@ -156,13 +183,13 @@ export async function runChatCompletion(
         }
       }
     } catch (error) {
-      state.failed = !context.signal.aborted;
+      state.interrupted = !context.signal.aborted;
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
       yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
       return;
     }
     yield { data: chunk({}, toOpenAIFinishReason(finishReason)) };
-    const usage = state.usage ?? (await estimateChatUsage(options!, state.output));
+    const usage = state.usage ?? (await ownCount());
     state.usage = usage;
     const { costMicros } = await context.settle({ tokens: usage });
     if (includeUsage) {
@@ -183,9 +210,14 @@ export async function runChatCompletion(
   return {
     kind: "stream",
     frames: frames(),
-    usage: async () =>
-      state.failed
-        ? undefined
-        : { tokens: state.usage ?? (await estimateChatUsage(options!, state.output)) },
+    headers: warningHeaders(dropped),
+    // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
+    // already): what was delivered, and nothing at all when the upstream broke before any output.
+    usage: async () => {
+      const own = await ownCount();
+      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
+      return { tokens: atLeastDelivered(state.usage, own) };
+    },
+    interrupted: () => state.interrupted,
   };
 }

@@ -4,7 +4,7 @@
  * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
  */
 import type { ModelEndpoint } from "../../http/model-endpoint.ts";
-import { estimateChatCost } from "./estimate-chat-cost.ts";
+import { estimateChatCost, outputCap, withOutputCap } from "./estimate-chat-cost.ts";
 import { runChatCompletion } from "./operation.ts";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./schema.ts";
 import { validateChatRequest } from "./validate-chat-request.ts";
@@ -21,5 +21,6 @@ export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest
   dialect: "gateway",
   validateForModel: validateChatRequest,
   estimateCost: estimateChatCost,
+  outputCap: { of: outputCap, with: withOutputCap },
   run: runChatCompletion,
 };

@@ -1,7 +1,9 @@
 /**
  * @module endpoints/chat-completions/schema
- * Request and response schemas of `POST /v1/chat/completions` (spec 2.1, 2.2, 8). Unknown
- * fields are allowed: OpenAI-compatible upstreams receive them unchanged.
+ * Request and response schemas of `POST /v1/chat/completions` (spec 2.1, 2.2, 8). Besides the
+ * fields the gateway models, the schema lists the OpenAI fields it forwards as they are (see
+ * `request-fields.ts`); unknown fields are accepted but never forwarded (the response names them
+ * in `x-switchyard-warnings`).
  */
 import { type Static, Type } from "@sinclair/typebox";
 
@@ -43,6 +45,23 @@ export const ChatMessageSchema = Type.Union([
   }),
 ]);
 
+/** Vendors' built-in tools, which they bill per use: named here so they can be refused as such. */
+export const BUILT_IN_TOOL_TYPES = [
+  "web_search",
+  "web_search_preview",
+  "file_search",
+  "code_interpreter",
+  "image_generation",
+  "computer_use_preview",
+  "mcp",
+] as const;
+
+/** A vendor's built-in tool: it passes the schema and is refused with `unsupported_parameter`. */
+const BuiltInTool = Type.Object(
+  { type: Type.Union(BUILT_IN_TOOL_TYPES.map((type) => Type.Literal(type))) },
+  { additionalProperties: true },
+);
+
 const FunctionTool = Type.Object({
   type: Type.Literal("function"),
   function: Type.Object({
@@ -69,7 +88,13 @@ export const ChatCompletionRequest = Type.Object(
     n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1 })),
     seed: Type.Optional(Type.Integer()),
     tools: Type.Optional(
-      Type.Array(Type.Union([FunctionTool, Type.String({ description: "A tool as JSON text." })])),
+      Type.Array(
+        Type.Union([
+          FunctionTool,
+          Type.String({ description: "A tool as JSON text." }),
+          BuiltInTool,
+        ]),
+      ),
     ),
     tool_choice: Type.Optional(
       Type.Union([
@@ -97,6 +122,41 @@ export const ChatCompletionRequest = Type.Object(
       ]),
     ),
     user: Type.Optional(Type.String()),
+    // Forwarded as they are to OpenAI-compatible routes (request-fields.ts):
+    parallel_tool_calls: Type.Optional(Type.Boolean()),
+    logprobs: Type.Optional(Type.Boolean()),
+    top_logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+    logit_bias: Type.Optional(Type.Record(Type.String(), Type.Number())),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    store: Type.Optional(Type.Boolean()),
+    reasoning_effort: Type.Optional(Type.String({ description: "e.g. `low`, `medium`, `high`." })),
+    verbosity: Type.Optional(
+      Type.Union([Type.Literal("low"), Type.Literal("medium"), Type.Literal("high")]),
+    ),
+    prediction: Type.Optional(
+      Type.Object({
+        type: Type.Literal("content"),
+        content: Type.Union([Type.String(), Type.Array(TextPart)]),
+      }),
+    ),
+    prompt_cache_key: Type.Optional(Type.String()),
+    safety_identifier: Type.Optional(Type.String()),
+    service_tier: Type.Optional(
+      Type.Union(
+        ["auto", "default", "flex", "scale", "priority"].map((tier) => Type.Literal(tier)),
+        { description: "Only `auto` and `default` are served; other tiers are refused." },
+      ),
+    ),
+    modalities: Type.Optional(
+      Type.Array(Type.Union([Type.Literal("text"), Type.Literal("audio")]), {
+        description: "Only `text` is served; audio output is refused.",
+      }),
+    ),
+    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+    thinking: Type.Optional(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+    enable_thinking: Type.Optional(
+      Type.Boolean({ description: "DashScope: only `false` is served." }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -1,11 +1,12 @@
 /**
  * @module endpoints/chat-completions/validate-chat-request
- * Rules of a chat request the schema cannot say: `tool_call_id` belongs to `tool` messages only,
- * a `tool` message answers a call made earlier in the conversation, and image input needs a model
- * that can see.
+ * Rules of a chat request the schema cannot say: no option the gateway cannot bill
+ * (`request-fields.ts`), `tool_call_id` belongs to `tool` messages only, a `tool` message answers
+ * a call made earlier in the conversation, and image input needs a model that can see.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { refuseUnbilledOptions } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
 
 function invalid(param: string, detail: string): never {
@@ -17,6 +18,7 @@ function invalid(param: string, detail: string): never {
 }
 
 export function validateChatRequest(body: ChatCompletionRequest, model: CatalogModel): void {
+  refuseUnbilledOptions(body);
   const calls = new Set<string>();
   body.messages.forEach((message, index) => {
     if (message.role !== "tool" && "tool_call_id" in message) {

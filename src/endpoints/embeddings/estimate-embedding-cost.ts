@@ -4,7 +4,7 @@
  * a margin for vendors whose tokenizers split finer and one token per input of framing, priced
  * at the model's input price. Embeddings produce no output tokens. An upper bound, not the charge.
  */
-import { countTokens, type PricedUsage, priceUsage } from "../../billing/index.ts";
+import { type CostEstimate, countTokens, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { TokenUsage } from "../../spec/index.ts";
 import type { EmbeddingRequest } from "./schema.ts";
@@ -40,9 +40,13 @@ async function countInput(input: EmbeddingRequest["input"]): Promise<number> {
 export async function estimateEmbeddingCost(
   body: EmbeddingRequest,
   model: CatalogModel,
-): Promise<PricedUsage> {
+): Promise<CostEstimate> {
   const single = typeof body.input === "string" || typeof body.input[0] === "number";
   const inputs = single ? 1 : body.input.length;
   const tokens = Math.ceil((await countInput(body.input)) * TOKENIZER_MARGIN) + inputs;
-  return priceUsage(model.pricing, { tokens: embeddingTokenUsage(tokens, "estimated") });
+  const priced = priceUsage(model.pricing, { tokens: embeddingTokenUsage(tokens, "estimated") });
+  // The input is the whole price; a conservative count of it (the hold without its margin) is
+  // what a request is charged if the gateway dies before settling it.
+  const floor = Math.floor(priced.costMicros / (TOKENIZER_MARGIN * 2));
+  return { ...priced, floorMicros: floor };
 }

@@ -10,6 +10,7 @@
 import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
 import type { ResolvedRoute } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { droppedFieldWarnings, undeclaredFields } from "../../http/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import {
@@ -21,7 +22,7 @@ import {
 import { encodeEmbedding, fitDimensions } from "./encode-embedding.ts";
 import { embeddingTokenUsage, TOKENIZER_MARGIN } from "./estimate-embedding-cost.ts";
 import { defaultBackoffMs, runEmbeddingBatch } from "./run-embedding-batch.ts";
-import type { EmbeddingRequest } from "./schema.ts";
+import { EmbeddingRequest } from "./schema.ts";
 import { type BatchPart, splitEmbeddingBatch } from "./split-embedding-batch.ts";
 import { inputTexts } from "./validate-embedding-request.ts";
 
@@ -123,7 +124,10 @@ export async function runEmbeddings(
     logAttempts(context.services.logger, context.requestId),
   );
 
-  const warnings: CallWarning[] = outcome.results.flatMap((result) => result.warnings);
+  const warnings: CallWarning[] = [
+    ...droppedFieldWarnings(undeclaredFields(body, EmbeddingRequest)),
+    ...outcome.results.flatMap((result) => result.warnings),
+  ];
   const vectors = outcome.results.flatMap((result) => result.embeddings);
   if (dimensions !== undefined && vectors.some((vector) => vector.length > dimensions)) {
     warnings.push({

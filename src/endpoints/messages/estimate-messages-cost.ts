@@ -3,7 +3,7 @@
  * The billing hold of a Messages request (system, messages and tools counted with the real
  * tokenizer, plus `max_tokens`), and the local `count_tokens` answer for translated routes.
  */
-import { countTokens, type PricedUsage, priceUsage } from "../../billing/index.ts";
+import { type CostEstimate, countTokens, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { CountTokensRequest } from "./schema.ts";
 
@@ -45,18 +45,27 @@ export async function countMessagesTokens(
   );
 }
 
+/** The output cap sent upstream: `max_tokens`, at most the model's output limit. */
+export function messagesOutputCap(body: { max_tokens: number }, model: CatalogModel): number {
+  return Math.min(body.max_tokens, model.capabilities?.max_output_tokens ?? Infinity);
+}
+
 export async function estimateMessagesCost(
   body: CountTokensRequest & { max_tokens: number },
   model: CatalogModel,
-): Promise<PricedUsage> {
+): Promise<CostEstimate> {
   const input = Math.ceil((await countMessagesTokens(body, { exact: false })) * TOKENIZER_MARGIN);
-  // Every route caps `max_tokens` at the model's output limit (see operation.ts).
-  const output = Math.min(body.max_tokens, model.capabilities?.max_output_tokens ?? Infinity);
-  return priceUsage(model.pricing, {
+  const { text, images } = requestText(body);
+  const tokens = (total: number, output: number) => ({
     tokens: {
-      input: { total: input, cacheRead: 0, cacheWrite: 0 },
+      input: { total, cacheRead: 0, cacheWrite: 0 },
       output: { total: output, reasoning: 0 },
-      source: "estimated",
+      source: "estimated" as const,
     },
   });
+  const priced = priceUsage(model.pricing, tokens(input, messagesOutputCap(body, model)));
+  // The least the prompt costs (a quarter of its characters): charged if the gateway dies.
+  const floorTokens = Math.floor(text.length / 4) + images * IMAGE_TOKENS;
+  const floor = priceUsage(model.pricing, tokens(floorTokens, 0)).costMicros;
+  return { ...priced, floorMicros: Math.min(floor, priced.costMicros) };
 }

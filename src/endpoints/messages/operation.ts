@@ -4,6 +4,8 @@
  * Anthropic-protocol route is served natively (the body and the events pass through, usage read
  * on the way), any other route is translated to and from the normalized chat model.
  */
+
+import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
@@ -24,7 +26,10 @@ import { convertMessagesRequest } from "./convert-messages-request.ts";
 import { countMessagesTokens } from "./estimate-messages-cost.ts";
 import { toMessagesEvents } from "./messages-stream-events.ts";
 import { countOutputTokens, passthroughFrames } from "./passthrough-frames.ts";
+import { nativeMessagesBody } from "./request-fields.ts";
 import type { MessagesRequest } from "./schema.ts";
+
+const MIN_THINKING_BUDGET = 1_024;
 
 /** Headers a Messages client sends that an Anthropic upstream must receive unchanged. */
 const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"];
@@ -112,9 +117,10 @@ export async function runMessages(
     async (route) => {
       const native = providers.messagesPassthrough(route);
       if (native) {
+        const known = nativeMessagesBody(body);
         const call = {
           body: {
-            ...body,
+            ...known.body,
             model: route.upstreamModel,
             messages: withoutSystemRole(body.messages),
             ...(capped === undefined ? {} : withMaxTokens(body, capped)),
@@ -122,7 +128,7 @@ export async function runMessages(
           headers,
           abortSignal: context.signal,
         };
-        const warnings = capped === undefined ? [] : [capWarning];
+        const warnings = capped === undefined ? known.warnings : [...known.warnings, capWarning];
         return stream
           ? { kind: "native-stream", stream: await native.stream(call), warnings }
           : { kind: "native-json", result: await native.create(call), warnings };
@@ -221,18 +227,49 @@ function dropReasoning(options: ChatCallOptions, warnings: CallWarning[]): void 
  * `max_tokens` lowered to `cap`, and a thinking budget kept below it (Anthropic requires
  * `budget_tokens < max_tokens`).
  */
-function withMaxTokens(body: MessagesRequest, cap: number): Partial<MessagesRequest> {
+export function withMaxTokens(body: MessagesRequest, cap: number): Partial<MessagesRequest> {
   const budget = body.thinking?.budget_tokens;
-  return {
-    max_tokens: cap,
-    ...(body.thinking && budget !== undefined && budget >= cap
-      ? { thinking: { ...body.thinking, budget_tokens: cap - 1 } }
-      : {}),
-  };
+  if (!body.thinking || budget === undefined || budget < cap) return { max_tokens: cap };
+  // Anthropic's smallest thinking budget is 1,024 tokens: below that, no thinking at all.
+  return cap > MIN_THINKING_BUDGET
+    ? { max_tokens: cap, thinking: { ...body.thinking, budget_tokens: cap - 1 } }
+    : { max_tokens: cap, thinking: undefined };
 }
 
 function costHeader(costMicros: number): Record<string, string> {
   return { "x-switchyard-cost-micros": String(costMicros) };
+}
+
+/**
+ * Billing of a Messages stream: the prompt counted once, the delivered output counted as it
+ * goes. An aborted or broken stream is charged the larger of the upstream's report and this
+ * count; one that broke before any output is charged nothing.
+ */
+function streamBilling(body: MessagesRequest, context: OperationContext) {
+  const delivered = new DeliveredText();
+  const state = { delivered, failed: false, interrupted: false };
+  let promptTokens: Promise<number> | undefined;
+  const ownCount = async (): Promise<TokenUsage> => {
+    promptTokens ??= countMessagesTokens(body, { exact: true });
+    return {
+      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
+      output: { total: await delivered.tokens(), reasoning: 0 },
+      source: "estimated",
+    };
+  };
+  return {
+    state,
+    ownCount,
+    /** Notes an upstream failure (not the client going away) once output may have flowed. */
+    noteFailure() {
+      state.interrupted = !context.signal.aborted;
+    },
+    async usage(reported: TokenUsage | undefined) {
+      const own = await ownCount();
+      if (state.interrupted && own.output.total === 0) return undefined;
+      return { tokens: atLeastDelivered(reported, own) };
+    },
+  };
 }
 
 function nativeStream(
@@ -241,22 +278,23 @@ function nativeStream(
   upstream: PassthroughStream,
   warnings: CallWarning[],
 ): OperationResult {
-  const state = { outputTokens: 0, failed: false };
+  const billing = streamBilling(body, context);
   async function* frames(): AsyncGenerator<SseFrame> {
     try {
       yield* relay();
     } catch (error) {
-      // The upstream broke mid-stream: tell the client, and charge nothing.
-      state.failed = !context.signal.aborted;
+      // The upstream broke mid-stream: tell the client; what was delivered is billed.
+      billing.noteFailure();
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
       yield { event: "error", data: { type: "error", error: { type: "api_error", message } } };
     }
   }
   async function* relay(): AsyncGenerator<SseFrame> {
-    for await (const frame of passthroughFrames(upstream.events, body.model, state)) {
+    for await (const frame of passthroughFrames(upstream.events, body.model, billing.state)) {
+      if (frame.event === "error") billing.noteFailure();
       if (frame.event === "message_stop") {
         await context.settle(
-          { tokens: upstream.usage() ?? (await estimatedUsage(body, state.outputTokens)) },
+          { tokens: upstream.usage() ?? (await billing.ownCount()) },
           { upstreamRequestId: upstream.upstreamRequestId },
         );
       }
@@ -267,10 +305,8 @@ function nativeStream(
     kind: "stream",
     frames: frames(),
     headers: warningHeaders(warnings),
-    usage: async () =>
-      state.failed
-        ? undefined
-        : { tokens: upstream.usage() ?? (await estimatedUsage(body, state.outputTokens)) },
+    usage: () => billing.usage(upstream.usage()),
+    interrupted: () => billing.state.interrupted,
   };
 }
 
@@ -280,12 +316,13 @@ function translatedStream(
   parts: AsyncIterable<ChatStreamPart>,
   warnings: CallWarning[],
 ): OperationResult {
-  const state = { usage: undefined as TokenUsage | undefined, outputChars: 0, failed: false };
+  const billing = streamBilling(body, context);
+  let reported: TokenUsage | undefined;
   async function* counted(): AsyncGenerator<ChatStreamPart> {
     for await (const part of parts) {
       if (part.type === "text-delta" || part.type === "reasoning-delta")
-        state.outputChars += part.delta.length;
-      if (part.type === "tool-call-delta") state.outputChars += part.argumentsDelta.length;
+        billing.state.delivered.add(part.delta);
+      if (part.type === "tool-call-delta") billing.state.delivered.add(part.argumentsDelta);
       yield part;
     }
   }
@@ -293,14 +330,12 @@ function translatedStream(
     const inputTokens = await countMessagesTokens(body, { exact: false });
     const id = `msg_${newId("").slice(1)}`;
     const events = toMessagesEvents(counted(), { id, model: body.model, inputTokens }, (usage) => {
-      state.usage = usage;
+      reported = usage;
     });
     for await (const frame of events) {
-      if (frame.event === "error") state.failed = !context.signal.aborted;
+      if (frame.event === "error") billing.noteFailure();
       if (frame.event === "message_stop") {
-        await context.settle({
-          tokens: state.usage ?? (await estimatedUsage(body, Math.ceil(state.outputChars / 4))),
-        });
+        await context.settle({ tokens: reported ?? (await billing.ownCount()) });
       }
       yield frame;
     }
@@ -309,9 +344,7 @@ function translatedStream(
     kind: "stream",
     frames: frames(),
     headers: warningHeaders(warnings),
-    usage: async () =>
-      state.failed
-        ? undefined
-        : { tokens: state.usage ?? (await estimatedUsage(body, Math.ceil(state.outputChars / 4))) },
+    usage: () => billing.usage(reported),
+    interrupted: () => billing.state.interrupted,
   };
 }

@@ -1,18 +1,19 @@
 /**
  * @module endpoints/messages/passthrough-frames
  * Relays an Anthropic upstream's events to the client unchanged, except that `message_start`
- * names the model the client asked for. Counts the output on the way (for when the upstream
- * reports no usage) and notes an upstream `error` event.
+ * names the model the client asked for. Collects the delivered output on the way (for an upstream
+ * that reports no usage, and for billing an aborted or broken stream) and notes an upstream
+ * `error` event.
  */
+import type { DeliveredText } from "../../billing/index.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { PassthroughEvent } from "../../spec/index.ts";
 
 export async function* passthroughFrames(
   events: AsyncIterable<PassthroughEvent>,
   requestedModel: string,
-  state: { outputTokens: number; failed: boolean },
+  state: { delivered: DeliveredText; failed: boolean },
 ): AsyncGenerator<SseFrame> {
-  let characters = 0;
   for await (const { event, data } of events) {
     if (event === "message_start" && typeof data.message === "object" && data.message !== null) {
       yield { event, data: { ...data, message: { ...data.message, model: requestedModel } } };
@@ -22,8 +23,7 @@ export async function* passthroughFrames(
       const delta = data.delta as
         | { text?: string; thinking?: string; partial_json?: string }
         | undefined;
-      characters += (delta?.text ?? delta?.thinking ?? delta?.partial_json ?? "").length;
-      state.outputTokens = Math.ceil(characters / 4);
+      state.delivered.add(delta?.text ?? delta?.thinking ?? delta?.partial_json ?? "");
     }
     if (event === "error") state.failed = true;
     yield { event, data };

@@ -11,8 +11,13 @@ import type { ModelEndpoint } from "../../http/model-endpoint.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { orderRoutes } from "../../routing/index.ts";
-import { countMessagesTokens, estimateMessagesCost } from "./estimate-messages-cost.ts";
-import { forwardedHeaders, runMessages } from "./operation.ts";
+import {
+  countMessagesTokens,
+  estimateMessagesCost,
+  messagesOutputCap,
+} from "./estimate-messages-cost.ts";
+import { forwardedHeaders, runMessages, withMaxTokens } from "./operation.ts";
+import { refuseUnbilledMessagesOptions } from "./request-fields.ts";
 import { CountTokensRequest, MessagesRequest } from "./schema.ts";
 
 export const messagesEndpoint: ModelEndpoint<typeof MessagesRequest> = {
@@ -24,7 +29,12 @@ export const messagesEndpoint: ModelEndpoint<typeof MessagesRequest> = {
   kinds: ["chat"],
   body: MessagesRequest,
   dialect: "anthropic",
+  validateForModel: refuseUnbilledMessagesOptions,
   estimateCost: estimateMessagesCost,
+  outputCap: {
+    of: messagesOutputCap,
+    with: (body, cap) => ({ ...body, ...withMaxTokens(body, cap) }),
+  },
   run: runMessages,
 };
 

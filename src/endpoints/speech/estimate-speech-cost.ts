@@ -4,7 +4,7 @@
  * character is one, a UTF-16 surrogate pair is not two). The count is exact before the call, so
  * the hold is the charge.
  */
-import { type PricedUsage, priceUsage } from "../../billing/index.ts";
+import { type CostEstimate, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { MediaUsage } from "../../spec/index.ts";
 import type { SpeechRequest } from "./schema.ts";
@@ -28,6 +28,8 @@ export function speechUsage(text: string, upstreamCharacters?: number): MediaUsa
 export async function estimateSpeechCost(
   body: SpeechRequest,
   model: CatalogModel,
-): Promise<PricedUsage> {
-  return priceUsage(model.pricing, { media: speechUsage(body.input) });
+): Promise<CostEstimate> {
+  const priced = priceUsage(model.pricing, { media: speechUsage(body.input) });
+  // The characters are the input and the whole price: also what a crash mid-request charges.
+  return { ...priced, floorMicros: priced.costMicros };
 }

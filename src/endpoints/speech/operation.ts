@@ -7,13 +7,14 @@
  * charged nothing and cuts the response.
  */
 import { GatewayError } from "../../errors/index.ts";
+import { droppedFieldWarnings, undeclaredFields } from "../../http/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import { formatWarning, type SpeechResult } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
 import { countCharacters, speechUsage } from "./estimate-speech-cost.ts";
 import { planSpeech } from "./plan-speech.ts";
-import type { SpeechRequest } from "./schema.ts";
+import { SpeechRequest } from "./schema.ts";
 
 interface Peeked {
   first: IteratorResult<Uint8Array>;
@@ -89,7 +90,11 @@ export async function runSpeech(
     await context.settle(usage(), { upstreamRequestId: speech.upstreamRequestId });
   }
 
-  const warnings = [...plan.warnings, ...speech.warnings];
+  const warnings = [
+    ...droppedFieldWarnings(undeclaredFields(body, SpeechRequest)),
+    ...plan.warnings,
+    ...speech.warnings,
+  ];
   return {
     kind: "binary",
     contentType: CONTENT_TYPES[plan.format],

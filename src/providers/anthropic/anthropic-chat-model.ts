@@ -13,14 +13,22 @@ import type {
   ChatStreamPart,
   ChatToolCall,
 } from "../../spec/index.ts";
-import { UpstreamError } from "../../spec/index.ts";
-import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import {
+  type HttpClient,
+  headerValue,
+  toUpstreamError,
+  type UpstreamResponse,
+} from "../kit/http-client.ts";
 import { decodeSse } from "../kit/sse-decoder.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicResponse } from "./anthropic-api.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
 import { parseAnthropicStream } from "./anthropic-stream.ts";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
-import { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";
+import {
+  type AnthropicRequest,
+  convertToAnthropicRequest,
+} from "./convert-to-anthropic-request.ts";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.ts";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -56,7 +64,7 @@ export class AnthropicChatModel implements ChatModel {
 
   async #post(options: ChatCallOptions, stream: boolean) {
     const request = convertToAnthropicRequest(options, stream);
-    const response = await this.#config.http.post(`${this.#config.baseUrl}/v1/messages`, {
+    const response = await postUpstream(this.#config.http, `${this.#config.baseUrl}/v1/messages`, {
       headers: {
         ...(this.#config.apiKey ? { "x-api-key": this.#config.apiKey } : {}),
         ...(hasHeader(options.forwardHeaders, "anthropic-version")
@@ -68,25 +76,23 @@ export class AnthropicChatModel implements ChatModel {
       },
       body: JSON.stringify(request.body),
       signal: options.abortSignal,
+      readError: readAnthropicError,
     });
-    if (response.status >= 300) throw await readAnthropicError(response);
     return { request, response };
   }
 
   async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
     const { request, response } = await this.#post(options, false);
-    let body: AnthropicResponse;
-    try {
-      body = (await response.body.json()) as AnthropicResponse;
-    } catch (error) {
-      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
-        ? toUpstreamError(error, options.abortSignal)
-        : new UpstreamError({
-            kind: "protocol",
-            message: "Upstream answered with invalid JSON.",
-            cause: error,
-          });
-    }
+    return readJsonObject(response, options.abortSignal, (answer) =>
+      this.#result(answer as AnthropicResponse, request, response),
+    );
+  }
+
+  #result(
+    body: AnthropicResponse,
+    request: AnthropicRequest,
+    response: UpstreamResponse,
+  ): ChatResult {
     const text = joinBlocks(body, "text");
     const reasoning = joinBlocks(body, "thinking");
     const toolCalls: ChatToolCall[] = (body.content ?? []).flatMap((block) =>

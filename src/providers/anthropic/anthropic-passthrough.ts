@@ -14,6 +14,7 @@ import type {
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
 import { decodeSse } from "../kit/sse-decoder.ts";
+import { badResponse, postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicUsage } from "./anthropic-api.ts";
 import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
@@ -34,7 +35,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
   }
 
   async #post(path: string, call: PassthroughCall, stream: boolean) {
-    const response = await this.#config.http.post(`${this.#config.baseUrl}${path}`, {
+    return postUpstream(this.#config.http, `${this.#config.baseUrl}${path}`, {
       headers: {
         "anthropic-version": ANTHROPIC_VERSION,
         ...call.headers,
@@ -44,9 +45,8 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       },
       body: JSON.stringify(call.body),
       signal: call.abortSignal,
+      readError: readAnthropicError,
     });
-    if (response.status >= 300) throw await readAnthropicError(response);
-    return response;
   }
 
   async create(call: PassthroughCall) {
@@ -55,12 +55,11 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       { ...call, body: { ...call.body, stream: false } },
       false,
     );
-    const body = (await response.body.json()) as Record<string, unknown>;
-    return {
+    return readJsonObject(response, call.abortSignal, (body) => ({
       body,
       usage: convertAnthropicUsage(body.usage),
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
-    };
+    }));
   }
 
   async stream(call: PassthroughCall): Promise<PassthroughStream> {
@@ -75,16 +74,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       let stopped = false;
       try {
         for await (const frame of decodeSse(response.body)) {
-          let data: Record<string, unknown>;
-          try {
-            data = JSON.parse(frame.data) as Record<string, unknown>;
-          } catch (error) {
-            throw new UpstreamError({
-              kind: "protocol",
-              message: "Upstream sent a malformed event.",
-              cause: error,
-            });
-          }
+          const data = parseEvent(frame.data);
           const event = frame.event ?? String(data.type ?? "message");
           if (event === "message_start") {
             usage = mergeAnthropicUsage(
@@ -118,6 +108,26 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
   async countTokens(call: PassthroughCall) {
     const { max_tokens: _max, stream: _stream, ...body } = call.body;
     const response = await this.#post("/v1/messages/count_tokens", { ...call, body }, false);
-    return (await response.body.json()) as { input_tokens: number };
+    return readJsonObject(response, call.abortSignal, (answer) => {
+      if (typeof answer.input_tokens !== "number") throw badResponse("no input_tokens");
+      return { input_tokens: answer.input_tokens };
+    });
   }
+}
+
+/** One event's data: a JSON object, else the stream is malformed. */
+function parseEvent(data: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed event.",
+      cause: error,
+    });
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new UpstreamError({ kind: "protocol", message: "Upstream sent a malformed event." });
+  return parsed as Record<string, unknown>;
 }

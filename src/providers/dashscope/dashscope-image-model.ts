@@ -14,7 +14,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
-import { readJsonBody } from "../openai-compatible/openai-embedding-response.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import {
   type DashScopeErrorBody,
   dashScopeErrorFromBody,
@@ -102,17 +102,18 @@ export class DashScopeImageModel implements ImageModel {
   }
 
   async doGenerate(options: ImageGenerationOptions): Promise<ImageResult> {
-    const response = await this.#config.http.post(`${this.#config.baseUrl}${IMAGE_PATH}`, {
+    const response = await postUpstream(this.#config.http, `${this.#config.baseUrl}${IMAGE_PATH}`, {
       headers: {
         authorization: `Bearer ${this.#config.apiKey}`,
         "content-type": "application/json",
       },
       body: JSON.stringify(buildImageRequest(options)),
       signal: options.abortSignal,
+      readError: readDashScopeError,
     });
-    if (response.status >= 300) throw await readDashScopeError(response);
-    const body = (await readJsonBody(response, options.abortSignal)) as ImageAnswer;
-    const result = readImageAnswer(typeof body === "object" && body !== null ? body : {});
+    const result = await readJsonObject(response, options.abortSignal, (body) =>
+      readImageAnswer(body as ImageAnswer),
+    );
     const warnings: ImageResult["warnings"] = [];
     for (const [setting, value] of [
       ["quality", options.quality],

@@ -14,6 +14,7 @@ import {
   toUpstreamError,
   type UpstreamResponse,
 } from "../kit/http-client.ts";
+import { postUpstream, readBodyText } from "../kit/upstream-call.ts";
 import { readDashScopeError } from "./dashscope-error.ts";
 import {
   inlineAudio,
@@ -77,7 +78,7 @@ export class DashScopeSpeechModel implements SpeechModel {
 
   async doSpeech(options: SpeechCallOptions): Promise<SpeechResult> {
     const sse = (this.#config.transport ?? "sse") === "sse";
-    const response = await this.#config.http.post(`${this.#config.baseUrl}${TTS_PATH}`, {
+    const response = await postUpstream(this.#config.http, `${this.#config.baseUrl}${TTS_PATH}`, {
       headers: {
         authorization: `Bearer ${this.#config.apiKey}`,
         "content-type": "application/json",
@@ -85,8 +86,8 @@ export class DashScopeSpeechModel implements SpeechModel {
       },
       body: JSON.stringify(buildTtsRequest(options)),
       signal: options.abortSignal,
+      readError: readDashScopeError,
     });
-    if (response.status >= 300) throw await readDashScopeError(response);
     const contentType = headerValue(response.headers, "content-type") ?? "";
     if (contentType.includes("text/event-stream")) return this.#streamed(response, options);
     return this.#downloaded(response, options);
@@ -110,12 +111,7 @@ export class DashScopeSpeechModel implements SpeechModel {
   }
 
   async #downloaded(response: UpstreamResponse, options: SpeechCallOptions): Promise<SpeechResult> {
-    let body: TtsBody;
-    try {
-      body = parseTtsBody(await response.body.text());
-    } catch (error) {
-      throw UpstreamError.isInstance(error) ? error : toUpstreamError(error, options.abortSignal);
-    }
+    const body: TtsBody = parseTtsBody(await readBodyText(response, options.abortSignal));
     const base = {
       format: "wav" as const,
       characters: body.usage?.characters ?? undefined,

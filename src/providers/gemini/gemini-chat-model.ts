@@ -7,9 +7,9 @@
  * @see https://ai.google.dev/api/generate-content
  */
 import type { ChatCallOptions, ChatModel, ChatResult, ChatStreamPart } from "../../spec/index.ts";
-import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
 import { decodeSse } from "../kit/sse-decoder.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToGeminiRequest } from "./convert-to-gemini-request.ts";
 import type { GeminiResponse } from "./gemini-api-types.ts";
 import { readGeminiError } from "./gemini-error.ts";
@@ -42,7 +42,7 @@ export class GeminiChatModel implements ChatModel {
   }
 
   async #post(options: ChatCallOptions, body: Record<string, unknown>, stream: boolean) {
-    const response = await this.#config.http.post(this.#url(options.upstreamModel, stream), {
+    return postUpstream(this.#config.http, this.#url(options.upstreamModel, stream), {
       headers: {
         ...(this.#config.apiKey ? { "x-goog-api-key": this.#config.apiKey } : {}),
         "content-type": "application/json",
@@ -51,27 +51,16 @@ export class GeminiChatModel implements ChatModel {
       },
       body: JSON.stringify(body),
       signal: options.abortSignal,
+      readError: readGeminiError,
     });
-    if (response.status >= 300) throw await readGeminiError(response);
-    return response;
   }
 
   async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
     const { body, warnings } = convertToGeminiRequest(options);
     const response = await this.#post(options, body, false);
-    let payload: GeminiResponse;
-    try {
-      payload = (await response.body.json()) as GeminiResponse;
-    } catch (error) {
-      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
-        ? toUpstreamError(error, options.abortSignal)
-        : new UpstreamError({
-            kind: "protocol",
-            message: "Upstream answered with invalid JSON.",
-            cause: error,
-          });
-    }
-    const answer = readGeminiResponse(payload);
+    const answer = await readJsonObject(response, options.abortSignal, (payload) =>
+      readGeminiResponse(payload as GeminiResponse),
+    );
     const upstreamRequestId = headerValue(response.headers, "x-request-id") ?? answer.id;
     return {
       ...(answer.id ? { id: answer.id } : {}),

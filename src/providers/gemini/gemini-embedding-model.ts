@@ -16,7 +16,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
-import { readJsonBody } from "../openai-compatible/openai-embedding-response.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { readGeminiError } from "./gemini-error.ts";
 
 export const GEMINI_MAX_BATCH = 100;
@@ -85,7 +85,8 @@ export class GeminiEmbeddingModel implements EmbeddingModel {
         ]
       : [];
     const path = model.split("/").map(encodeURIComponent).join("/");
-    const response = await this.#config.http.post(
+    const response = await postUpstream(
+      this.#config.http,
       `${this.#config.baseUrl.replace(/\/+$/, "")}/models/${path}:batchEmbedContents`,
       {
         headers: {
@@ -100,13 +101,15 @@ export class GeminiEmbeddingModel implements EmbeddingModel {
           })),
         }),
         signal: options.abortSignal,
+        readError: readGeminiError,
       },
     );
-    if (response.status >= 300) throw await readGeminiError(response);
-    const body = await readJsonBody(response, options.abortSignal);
+    const embeddings = await readJsonObject(response, options.abortSignal, (body) =>
+      readVectors(body, options.inputs.length),
+    );
     const requestId = headerValue(response.headers, "x-request-id");
     return {
-      embeddings: readVectors(body, options.inputs.length),
+      embeddings,
       tokens: undefined,
       ...(requestId ? { upstreamRequestId: requestId } : {}),
       servedBy: model,

@@ -1,10 +1,12 @@
 /**
  * @module providers/kit/http-client
  * The one way adapters call upstreams: undici with connect, first-byte and idle timeouts, abort
- * support, and every failure turned into an `UpstreamError`.
+ * support, response bodies bounded in size (`bounded-body.ts`), and every failure turned into an
+ * `UpstreamError`. Adapters use it through `upstream-call.ts`.
  */
 import { Agent, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
+import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -12,14 +14,23 @@ export interface UpstreamTimeouts {
   idleMs: number;
 }
 
+/** The most the client reads of one answer; past it reading fails with `too_large`. */
+export interface UpstreamLimits {
+  /** A whole answer (JSON, a downloaded file), in bytes. */
+  maxResponseBytes: number;
+  /** An event stream (a call that accepts `text/event-stream`), in bytes over its whole life. */
+  maxStreamBytes: number;
+}
+
+export const DEFAULT_LIMITS: UpstreamLimits = {
+  maxResponseBytes: 64 * 1024 * 1024,
+  maxStreamBytes: 256 * 1024 * 1024,
+};
+
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: AsyncIterable<Buffer> & {
-    text(): Promise<string>;
-    json(): Promise<unknown>;
-    destroy(): void;
-  };
+  body: UpstreamBody;
 }
 
 export interface RequestInit {
@@ -50,7 +61,18 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   idleMs: 120_000,
 };
 
-export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS): HttpClient {
+/** Whether a call asked for an event stream (its `accept` header names `text/event-stream`). */
+function acceptsStream(headers: Record<string, string>): boolean {
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === "accept" && value.includes("text/event-stream")) return true;
+  }
+  return false;
+}
+
+export function createHttpClient(
+  timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+  limits: UpstreamLimits = DEFAULT_LIMITS,
+): HttpClient {
   const dispatcher = new Agent({
     connect: { timeout: timeouts.connectMs },
     // The first-byte timeout is our own precise timer (undici's has about 1 s resolution).
@@ -67,6 +89,18 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
     const idleMs = init.timeouts?.idleMs ?? timeouts.idleMs;
+    const stream = acceptsStream(init.headers);
+    const limit = stream ? limits.maxStreamBytes : limits.maxResponseBytes;
+    const answer = (response: Awaited<ReturnType<typeof request>>): UpstreamResponse => ({
+      status: response.statusCode,
+      headers: response.headers,
+      body: boundedBody(
+        response.body,
+        limit,
+        declaredLength(response.headers["content-length"]),
+        stream ? "stream" : "answer",
+      ),
+    });
     const firstByteError = (cause: unknown) =>
       new UpstreamError({
         kind: "timeout",
@@ -87,8 +121,7 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
       // Long timeouts (the default is two minutes) use undici's own timer: it is coarse (about
       // half a second) but costs nothing per request, and the caller's signal goes straight in.
       try {
-        const response = await issue(init.signal, firstByteMs);
-        return { status: response.statusCode, headers: response.headers, body: response.body };
+        return answer(await issue(init.signal, firstByteMs));
       } catch (error) {
         if (error instanceof undiciErrors.HeadersTimeoutError) throw firstByteError(error);
         throw toUpstreamError(error, init.signal);
@@ -112,7 +145,7 @@ export function createHttpClient(timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS):
     try {
       const response = await issue(upstream.signal, undefined);
       if (caller) response.body.once("close", detach);
-      return { status: response.statusCode, headers: response.headers, body: response.body };
+      return answer(response);
     } catch (error) {
       detach();
       if (timedOut && !caller?.aborted) throw firstByteError(error);
@@ -156,6 +189,13 @@ export function toUpstreamError(error: unknown, signal?: AbortSignal): UpstreamE
     });
   }
   const message = error instanceof Error ? error.message : String(error);
+  // Not a network failure: an answer the adapter could not read (bad JSON, an unexpected shape).
+  if (error instanceof SyntaxError || error instanceof TypeError)
+    return new UpstreamError({
+      kind: "protocol",
+      message: `Upstream sent an answer the gateway could not read: ${message}`,
+      cause: error,
+    });
   return new UpstreamError({
     kind: "connect",
     message: `Upstream connection failed: ${message}`,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { UpstreamError } from "../../spec/index.ts";
 import { decodeSse, type SseEvent } from "./sse-decoder.ts";
 
 async function decode(chunks: string[]): Promise<SseEvent[]> {
@@ -49,5 +50,54 @@ describe("decodeSse", () => {
   it("keeps the id field and ignores unknown fields", async () => {
     const [event] = await decode(["id: 7\nretry: 10\nfoo\ndata: a\n\n"]);
     expect(event).toEqual({ event: undefined, data: "a", id: "7" });
+  });
+});
+
+describe("decodeSse bounds", () => {
+  async function fail(chunks: AsyncIterable<string>, limit: number): Promise<unknown> {
+    try {
+      for await (const _event of decodeSse(chunks, limit)) {
+        // read on
+      }
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  }
+
+  it("fails an endless line once it is longer than the limit, without reading further", async () => {
+    let sent = 0;
+    async function* endless() {
+      yield "data: {}\n\n";
+      for (;;) {
+        sent++;
+        yield "x".repeat(100);
+      }
+    }
+    const error = await fail(endless(), 1000);
+    expect(UpstreamError.isInstance(error) && error.kind).toBe("too_large");
+    expect(sent).toBeLessThanOrEqual(11);
+  });
+
+  it("fails an event whose data lines add up to more than the limit", async () => {
+    async function* lines() {
+      for (let i = 0; i < 100; i++) yield `data: ${"y".repeat(50)}\n`;
+      yield "\n";
+    }
+    const error = await fail(lines(), 1000);
+    expect(UpstreamError.isInstance(error) && error.kind).toBe("too_large");
+  });
+
+  it("reads events just under the limit, a long line arriving in small pieces included", async () => {
+    const long = "z".repeat(5000);
+    async function* pieces() {
+      for (let i = 0; i < long.length; i += 7)
+        yield `${i === 0 ? "data: " : ""}${long.slice(i, i + 7)}`;
+      yield "\r";
+      yield "\n\r\n";
+    }
+    const events: SseEvent[] = [];
+    for await (const event of decodeSse(pieces(), 6000)) events.push(event);
+    expect(events.map((event) => event.data)).toEqual([long]);
   });
 });

@@ -1,10 +1,46 @@
 /**
  * @module providers/openai-compatible/convert-to-openai-request
- * Builds the OpenAI chat completions request body from normalized call options. Fields the
- * gateway does not model (`extraBody`) are passed through unchanged.
+ * Builds the OpenAI chat completions request body from normalized call options. Of the fields
+ * the normalized options do not model (`extraBody`), only those this protocol knows are passed
+ * on ({@link OPENAI_EXTRA_FIELDS}); any other is dropped with an unsupported warning, so nothing
+ * reaches the vendor that the gateway did not decide to send.
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
-import type { ChatCallOptions, ChatContentPart, ChatMessage } from "../../spec/index.ts";
+import type {
+  CallWarning,
+  ChatCallOptions,
+  ChatContentPart,
+  ChatMessage,
+} from "../../spec/index.ts";
+
+/**
+ * `extraBody` fields sent as they are: OpenAI's own, and those OpenAI-compatible vendors add
+ * (`top_k`, `thinking`, DashScope's `enable_thinking`). The endpoints decide which of them a
+ * client may send and with which values.
+ */
+export const OPENAI_EXTRA_FIELDS: ReadonlySet<string> = new Set([
+  "parallel_tool_calls",
+  "logprobs",
+  "top_logprobs",
+  "logit_bias",
+  "metadata",
+  "store",
+  "reasoning_effort",
+  "verbosity",
+  "prediction",
+  "prompt_cache_key",
+  "safety_identifier",
+  "service_tier",
+  "modalities",
+  "top_k",
+  "thinking",
+  "enable_thinking",
+]);
+
+export interface OpenAIRequest {
+  body: Record<string, unknown>;
+  warnings: CallWarning[];
+}
 
 type OpenAIContent =
   | string
@@ -57,15 +93,15 @@ export function convertToOpenAIMessage(message: ChatMessage): Record<string, unk
   }
 }
 
-export function convertToOpenAIRequest(
-  options: ChatCallOptions,
-  stream: boolean,
-): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    ...options.extraBody,
-    model: options.upstreamModel,
-    messages: options.messages.map(convertToOpenAIMessage),
-  };
+export function convertToOpenAIRequest(options: ChatCallOptions, stream: boolean): OpenAIRequest {
+  const warnings: CallWarning[] = [];
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options.extraBody ?? {})) {
+    if (OPENAI_EXTRA_FIELDS.has(key)) body[key] = value;
+    else warnings.push({ type: "unsupported", setting: key });
+  }
+  body.model = options.upstreamModel;
+  body.messages = options.messages.map(convertToOpenAIMessage);
   const set = (key: string, value: unknown) => {
     if (value !== undefined) body[key] = value;
   };
@@ -106,10 +142,7 @@ export function convertToOpenAIRequest(
   if (stream) {
     body.stream = true;
     // Always ask for usage so every stream can be metered; the endpoint hides it if unasked.
-    body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
-  } else {
-    delete body.stream;
-    delete body.stream_options;
+    body.stream_options = { include_usage: true };
   }
-  return body;
+  return { body, warnings };
 }

@@ -1,9 +1,11 @@
 /**
  * @module providers/openai-compatible/map-openai-response
- * Maps OpenAI finish reasons and usage objects to the normalized forms.
+ * Maps OpenAI finish reasons, usage objects and error envelopes to the normalized forms.
  * @see https://platform.openai.com/docs/api-reference/chat/object
  */
-import type { ChatFinishReason, TokenUsage } from "../../spec/index.ts";
+import type { ChatFinishReason, TokenUsage, UpstreamError } from "../../spec/index.ts";
+import type { UpstreamResponse } from "../kit/http-client.ts";
+import { readUpstreamError } from "../kit/read-error.ts";
 
 export function mapOpenAIFinishReason(reason: unknown): ChatFinishReason {
   switch (reason) {
@@ -62,4 +64,9 @@ export function readOpenAIErrorFields(body: unknown): { message?: string; code?:
           ? error.type
           : undefined,
   };
+}
+
+/** Reads OpenAI's error envelope from a non-2xx answer. */
+export function readOpenAIError(response: UpstreamResponse): Promise<UpstreamError> {
+  return readUpstreamError(response, readOpenAIErrorFields);
 }

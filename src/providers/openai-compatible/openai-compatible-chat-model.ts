@@ -14,13 +14,13 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { readUpstreamError } from "../kit/read-error.ts";
 import { decodeSse } from "../kit/sse-decoder.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import {
   convertOpenAIUsage,
   mapOpenAIFinishReason,
-  readOpenAIErrorFields,
+  readOpenAIError,
 } from "./map-openai-response.ts";
 
 export interface OpenAICompatibleConfig {
@@ -34,6 +34,12 @@ interface OpenAIChoiceMessage {
   content?: string | null;
   reasoning_content?: string | null;
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+}
+
+interface OpenAICompletion {
+  id?: string;
+  choices?: Array<{ message?: OpenAIChoiceMessage; finish_reason?: string }>;
+  usage?: unknown;
 }
 
 interface OpenAIChunk {
@@ -65,63 +71,55 @@ export class OpenAICompatibleChatModel implements ChatModel {
   }
 
   async #post(options: ChatCallOptions, stream: boolean) {
-    const response = await this.#config.http.post(`${this.#config.baseUrl}/chat/completions`, {
-      headers: {
-        // A keyless self-hosted server gets no Authorization header at all.
-        ...(this.#config.apiKey ? { authorization: `Bearer ${this.#config.apiKey}` } : {}),
-        "content-type": "application/json",
-        ...(stream ? { accept: "text/event-stream" } : {}),
-        ...options.forwardHeaders,
+    const request = convertToOpenAIRequest(options, stream);
+    const response = await postUpstream(
+      this.#config.http,
+      `${this.#config.baseUrl}/chat/completions`,
+      {
+        headers: {
+          // A keyless self-hosted server gets no Authorization header at all.
+          ...(this.#config.apiKey ? { authorization: `Bearer ${this.#config.apiKey}` } : {}),
+          "content-type": "application/json",
+          ...(stream ? { accept: "text/event-stream" } : {}),
+          ...options.forwardHeaders,
+        },
+        body: JSON.stringify(request.body),
+        signal: options.abortSignal,
+        readError: readOpenAIError,
       },
-      body: JSON.stringify(convertToOpenAIRequest(options, stream)),
-      signal: options.abortSignal,
-    });
-    if (response.status >= 300) throw await readUpstreamError(response, readOpenAIErrorFields);
-    return response;
+    );
+    return { response, warnings: request.warnings };
   }
 
   async doGenerate(options: ChatCallOptions): Promise<ChatResult> {
-    const response = await this.#post(options, false);
-    let body: {
-      id?: string;
-      choices?: Array<{ message?: OpenAIChoiceMessage; finish_reason?: string }>;
-      usage?: unknown;
-    };
-    try {
-      body = (await response.body.json()) as typeof body;
-    } catch (error) {
-      throw UpstreamError.isInstance(error) || options.abortSignal?.aborted
-        ? toUpstreamError(error, options.abortSignal)
-        : new UpstreamError({
-            kind: "protocol",
-            message: "Upstream answered with invalid JSON.",
-            cause: error,
-          });
-    }
-    const choice = body.choices?.[0];
-    const message = choice?.message ?? {};
-    return {
-      id: body.id,
-      text: message.content ?? null,
-      ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
-      toolCalls: (message.tool_calls ?? []).map((call) => ({
-        id: call.id,
-        name: call.function.name,
-        arguments: call.function.arguments,
-      })),
-      finishReason: mapOpenAIFinishReason(choice?.finish_reason),
-      usage: convertOpenAIUsage(body.usage),
-      upstreamRequestId: headerValue(response.headers, "x-request-id"),
-      warnings: [],
-    };
+    const { response, warnings } = await this.#post(options, false);
+    return readJsonObject(response, options.abortSignal, (answer) => {
+      const body = answer as OpenAICompletion;
+      const choice = body.choices?.[0];
+      const message = choice?.message ?? {};
+      return {
+        id: body.id,
+        text: message.content ?? null,
+        ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+        toolCalls: (message.tool_calls ?? []).map((call) => ({
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        })),
+        finishReason: mapOpenAIFinishReason(choice?.finish_reason),
+        usage: convertOpenAIUsage(body.usage),
+        upstreamRequestId: headerValue(response.headers, "x-request-id"),
+        warnings,
+      };
+    });
   }
 
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
-    const response = await this.#post(options, true);
+    const { response, warnings } = await this.#post(options, true);
     const upstreamRequestId = headerValue(response.headers, "x-request-id");
     const signal = options.abortSignal;
     return (async function* (): AsyncGenerator<ChatStreamPart> {
-      yield { type: "stream-start", warnings: [], upstreamRequestId };
+      yield { type: "stream-start", warnings, upstreamRequestId };
       let finishReason: string | null | undefined;
       let usage: TokenUsage | undefined;
       const toolCalls = new Map<number, ChatToolCall>();

@@ -8,9 +8,9 @@
  */
 import type { EmbeddingCallOptions, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
-import { readUpstreamError } from "../kit/read-error.ts";
-import { readOpenAIErrorFields } from "./map-openai-response.ts";
-import { readEmbeddingList, readJsonBody, readTokenCount } from "./openai-embedding-response.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { readOpenAIError } from "./map-openai-response.ts";
+import { readEmbeddingList, readTokenCount } from "./openai-embedding-response.ts";
 
 export interface EmbeddingLimits {
   inputs: number;
@@ -54,7 +54,8 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
   }
 
   async doEmbed(options: EmbeddingCallOptions): Promise<EmbeddingResult> {
-    const response = await this.#config.http.post(
+    const response = await postUpstream(
+      this.#config.http,
       `${this.#config.baseUrl.replace(/\/+$/, "")}/embeddings`,
       {
         headers: {
@@ -68,23 +69,26 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
           encoding_format: "float",
         }),
         signal: options.abortSignal,
+        readError: readOpenAIError,
       },
     );
-    if (response.status >= 300) throw await readUpstreamError(response, readOpenAIErrorFields);
-    const body = (await readJsonBody(response, options.abortSignal)) as {
-      id?: unknown;
-      model?: unknown;
-      usage?: { prompt_tokens?: unknown; total_tokens?: unknown };
-    };
-    const requestId =
-      headerValue(response.headers, "x-request-id") ??
-      (typeof body.id === "string" ? body.id : undefined);
-    return {
-      embeddings: readEmbeddingList(body, options.inputs.length),
-      tokens: readTokenCount(body.usage?.prompt_tokens) ?? readTokenCount(body.usage?.total_tokens),
-      ...(requestId ? { upstreamRequestId: requestId } : {}),
-      servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
-      warnings: [],
-    };
+    return readJsonObject(response, options.abortSignal, (answer) => {
+      const body = answer as {
+        id?: unknown;
+        model?: unknown;
+        usage?: { prompt_tokens?: unknown; total_tokens?: unknown } | null;
+      };
+      const requestId =
+        headerValue(response.headers, "x-request-id") ??
+        (typeof body.id === "string" ? body.id : undefined);
+      return {
+        embeddings: readEmbeddingList(body, options.inputs.length),
+        tokens:
+          readTokenCount(body.usage?.prompt_tokens) ?? readTokenCount(body.usage?.total_tokens),
+        ...(requestId ? { upstreamRequestId: requestId } : {}),
+        servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
+        warnings: [],
+      };
+    });
   }
 }

@@ -5,25 +5,6 @@
  * strings decoded, and any mismatch with the inputs sent reported as a protocol error.
  */
 import { UpstreamError } from "../../spec/index.ts";
-import { toUpstreamError, type UpstreamResponse } from "../kit/http-client.ts";
-
-/** The JSON body of a successful answer; unparsable JSON is a protocol error. */
-export async function readJsonBody(
-  response: UpstreamResponse,
-  signal: AbortSignal | undefined,
-): Promise<unknown> {
-  try {
-    return await response.body.json();
-  } catch (error) {
-    throw UpstreamError.isInstance(error) || signal?.aborted
-      ? toUpstreamError(error, signal)
-      : new UpstreamError({
-          kind: "protocol",
-          message: "Upstream answered with invalid JSON.",
-          cause: error,
-        });
-  }
-}
 
 /** Little-endian float32 values of a base64 string. */
 export function decodeFloat32Base64(text: string): number[] {

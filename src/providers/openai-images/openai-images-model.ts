@@ -14,9 +14,8 @@ import type {
   ImageResult,
 } from "../../spec/index.ts";
 import { type HttpClient, headerValue, type UpstreamResponse } from "../kit/http-client.ts";
-import { readUpstreamError } from "../kit/read-error.ts";
-import { readOpenAIErrorFields } from "../openai-compatible/map-openai-response.ts";
-import { readJsonBody } from "../openai-compatible/openai-embedding-response.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { readOpenAIError } from "../openai-compatible/map-openai-response.ts";
 import { buildMultipartBody, type FormPart } from "./multipart-body.ts";
 import { readImagesAnswer } from "./openai-images-response.ts";
 
@@ -103,27 +102,32 @@ export class OpenAIImagesModel implements ImageModel {
   }
 
   async #read(response: UpstreamResponse, signal: AbortSignal | undefined): Promise<ImageResult> {
-    if (response.status >= 300) throw await readUpstreamError(response, readOpenAIErrorFields);
-    const result = readImagesAnswer(await readJsonBody(response, signal));
+    const result = await readJsonObject(response, signal, readImagesAnswer);
     const requestId = headerValue(response.headers, "x-request-id");
     return { ...result, ...(requestId ? { upstreamRequestId: requestId } : {}), warnings: [] };
   }
 
   async doGenerate(options: ImageGenerationOptions): Promise<ImageResult> {
-    const response = await this.#config.http.post(`${this.#config.baseUrl}/images/generations`, {
-      headers: this.#headers("application/json"),
-      body: JSON.stringify(buildGenerationRequest(options)),
-      signal: options.abortSignal,
-    });
+    const response = await postUpstream(
+      this.#config.http,
+      `${this.#config.baseUrl}/images/generations`,
+      {
+        headers: this.#headers("application/json"),
+        body: JSON.stringify(buildGenerationRequest(options)),
+        signal: options.abortSignal,
+        readError: readOpenAIError,
+      },
+    );
     return this.#read(response, options.abortSignal);
   }
 
   async doEdit(options: ImageEditOptions): Promise<ImageResult> {
     const form = buildMultipartBody(buildEditParts(options));
-    const response = await this.#config.http.post(`${this.#config.baseUrl}/images/edits`, {
+    const response = await postUpstream(this.#config.http, `${this.#config.baseUrl}/images/edits`, {
       headers: this.#headers(form.contentType),
       body: form.body,
       signal: options.abortSignal,
+      readError: readOpenAIError,
     });
     return this.#read(response, options.abortSignal);
   }

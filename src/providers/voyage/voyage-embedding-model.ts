@@ -7,11 +7,11 @@
  * @see https://docs.voyageai.com/reference/embeddings-api
  */
 import type { EmbeddingCallOptions, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
-import { type HttpClient, headerValue } from "../kit/http-client.ts";
+import { type HttpClient, headerValue, type UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import {
   readEmbeddingList,
-  readJsonBody,
   readTokenCount,
 } from "../openai-compatible/openai-embedding-response.ts";
 
@@ -51,6 +51,10 @@ export function readVoyageErrorFields(body: unknown): { message?: string; code?:
   return {};
 }
 
+function readVoyageError(response: UpstreamResponse) {
+  return readUpstreamError(response, readVoyageErrorFields, "request-id");
+}
+
 export class VoyageEmbeddingModel implements EmbeddingModel {
   readonly specificationVersion = "switchyard-embedding-1" as const;
   readonly provider: string;
@@ -65,7 +69,8 @@ export class VoyageEmbeddingModel implements EmbeddingModel {
   }
 
   async doEmbed(options: EmbeddingCallOptions): Promise<EmbeddingResult> {
-    const response = await this.#config.http.post(
+    const response = await postUpstream(
+      this.#config.http,
       `${this.#config.baseUrl.replace(/\/+$/, "")}/embeddings`,
       {
         headers: {
@@ -78,22 +83,20 @@ export class VoyageEmbeddingModel implements EmbeddingModel {
           ...(options.dimensions !== undefined ? { output_dimension: options.dimensions } : {}),
         }),
         signal: options.abortSignal,
+        readError: readVoyageError,
       },
     );
-    if (response.status >= 300)
-      throw await readUpstreamError(response, readVoyageErrorFields, "request-id");
-    const body = (await readJsonBody(response, options.abortSignal)) as {
-      model?: unknown;
-      usage?: { total_tokens?: unknown };
-    };
     const requestId =
       headerValue(response.headers, "request-id") ?? headerValue(response.headers, "x-request-id");
-    return {
-      embeddings: readEmbeddingList(body, options.inputs.length),
-      tokens: readTokenCount(body.usage?.total_tokens),
-      ...(requestId ? { upstreamRequestId: requestId } : {}),
-      servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
-      warnings: [],
-    };
+    return readJsonObject(response, options.abortSignal, (answer) => {
+      const body = answer as { model?: unknown; usage?: { total_tokens?: unknown } | null };
+      return {
+        embeddings: readEmbeddingList(body, options.inputs.length),
+        tokens: readTokenCount(body.usage?.total_tokens),
+        ...(requestId ? { upstreamRequestId: requestId } : {}),
+        servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
+        warnings: [],
+      };
+    });
   }
 }

@@ -1,0 +1,58 @@
+/**
+ * @module billing/delivered-usage
+ * Every delivered unit is billed: a stream that the client aborts, or that the upstream breaks,
+ * is charged the larger of the upstream's reported usage and the gateway's own count of what it
+ * delivered. `DeliveredText` counts delivered output incrementally (each piece is tokenized once,
+ * when a count is asked for), so checkpoints of a long stream cost O(new text), not O(all text).
+ */
+import type { TokenUsage } from "../spec/index.ts";
+import { countTokens } from "./tokenizer.ts";
+
+export class DeliveredText {
+  #pending: string[] = [];
+  #tokens = 0;
+  #characters = 0;
+
+  add(text: string): void {
+    if (text.length === 0) return;
+    this.#pending.push(text);
+    this.#characters += text.length;
+  }
+
+  get characters(): number {
+    return this.#characters;
+  }
+
+  /** Tokens delivered so far (o200k_base, counted piece by piece). */
+  async tokens(): Promise<number> {
+    if (this.#pending.length > 0) {
+      const text = this.#pending.join("");
+      this.#pending = [];
+      this.#tokens += await countTokens(text, { exact: true });
+    }
+    return this.#tokens;
+  }
+}
+
+/** Field by field, the larger of the upstream's report and the gateway's own count. */
+export function atLeastDelivered(
+  reported: TokenUsage | undefined,
+  delivered: TokenUsage,
+): TokenUsage {
+  if (!reported) return delivered;
+  const input = Math.max(reported.input.total, delivered.input.total);
+  const output = Math.max(reported.output.total, delivered.output.total);
+  const upstreamCovers =
+    reported.input.total >= delivered.input.total &&
+    reported.output.total >= delivered.output.total;
+  return {
+    input: {
+      total: input,
+      cacheRead: Math.min(reported.input.cacheRead, input),
+      cacheWrite: Math.min(reported.input.cacheWrite, input),
+    },
+    output: { total: output, reasoning: Math.min(reported.output.reasoning, output) },
+    source: upstreamCovers ? reported.source : "estimated",
+    ...(reported.raw === undefined ? {} : { raw: reported.raw }),
+  };
+}

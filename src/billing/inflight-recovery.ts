@@ -1,0 +1,64 @@
+/**
+ * @module billing/inflight-recovery
+ * Settles what dead processes left in flight, at start-up and then periodically:
+ * - a database only this process writes (SQLite): every in-flight request at start-up;
+ * - a shared one (PostgreSQL): the requests of this instance id's previous run (a stable
+ *   `billing.instance_id`), and those of any instance whose heartbeat has stopped for
+ *   `billing.instance_timeout_seconds`; this process heartbeats meanwhile.
+ * Holds from before in-flight rows existed are still released by age (`stale_hold_seconds`).
+ */
+import type { Logger } from "pino";
+import type { BillingStore } from "../store/index.ts";
+
+export interface RecoveryOptions {
+  /** True when no other process writes the database (SQLite). */
+  singleProcess: boolean;
+  instanceId: string;
+  /** True when `instanceId` was configured (so a previous run may have used it). */
+  stableInstanceId: boolean;
+  instanceTimeoutMs: number;
+  staleHoldMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+export async function startInflightRecovery(
+  store: BillingStore,
+  options: RecoveryOptions,
+): Promise<{ stop(): void }> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const report = (settled: number, released: number) => {
+    if (settled > 0)
+      options.logger.warn({ settled }, "settled requests a stopped gateway left in flight");
+    if (released > 0) options.logger.warn({ released }, "released stale billing holds");
+  };
+  const sweep = async (first: boolean) => {
+    if (!options.singleProcess) await store.heartbeat(options.instanceId, startedAt);
+    const settled = await store.settleDeadRequests(
+      options.singleProcess
+        ? { all: true }
+        : {
+            ...(first && options.stableInstanceId ? { instanceId: options.instanceId } : {}),
+            heartbeatBefore: now() - options.instanceTimeoutMs,
+          },
+    );
+    const released = await store.releaseOpenHolds(
+      options.singleProcess ? now() : now() - options.staleHoldMs,
+      "stale hold released",
+    );
+    report(settled, released);
+  };
+  await sweep(true);
+  if (options.singleProcess) return { stop() {} };
+  const timer = setInterval(
+    () => {
+      sweep(false).catch((error: unknown) =>
+        options.logger.error({ err: error }, "in-flight sweep failed"),
+      );
+    },
+    Math.max(1_000, Math.floor(options.instanceTimeoutMs / 3)),
+  );
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

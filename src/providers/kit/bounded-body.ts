@@ -1,0 +1,87 @@
+/**
+ * @module providers/kit/bounded-body
+ * An upstream response body that is never read past a byte limit: whole answers
+ * (`max_response_bytes`) and event streams (`max_stream_bytes`, over the stream's whole life)
+ * alike. Past the limit the connection is closed and reading fails with an `UpstreamError` of
+ * kind `too_large`, so the gateway buffers at most the limit (plus one network chunk).
+ */
+import { UpstreamError } from "../../spec/index.ts";
+
+/** What the HTTP client hands adapters as a response body. */
+export interface UpstreamBody extends AsyncIterable<Buffer> {
+  /** The whole body as UTF-8 text. */
+  text(): Promise<string>;
+  /** The whole body parsed as JSON (a `SyntaxError` when it is not JSON). */
+  json(): Promise<unknown>;
+  destroy(): void;
+}
+
+/** The raw body the client wraps (undici's body: an async iterable stream of Buffers). */
+export interface RawBody extends AsyncIterable<Buffer> {
+  destroy(error?: Error): unknown;
+  on?(event: "error", listener: (error: Error) => void): unknown;
+}
+
+/** Closes the body unread; the abort error undici then emits has nobody to reach. */
+function discard(raw: RawBody): void {
+  raw.on?.("error", () => {});
+  raw.destroy();
+}
+
+export function tooLargeError(limit: number, what = "answer"): UpstreamError {
+  return new UpstreamError({
+    kind: "too_large",
+    message: `The upstream ${what} exceeded the gateway's limit of ${limit} bytes.`,
+  });
+}
+
+/**
+ * Wraps `raw` so that at most `limit` bytes are read from it. `declaredLength` (the
+ * `content-length` header) fails an oversized answer before any of it is read.
+ */
+export function boundedBody(
+  raw: RawBody,
+  limit: number,
+  declaredLength: number | undefined,
+  what = "answer",
+): UpstreamBody {
+  let iterator: AsyncIterator<Buffer> | undefined;
+  async function* chunks(): AsyncGenerator<Buffer> {
+    if (declaredLength !== undefined && declaredLength > limit) {
+      discard(raw);
+      throw tooLargeError(limit, what);
+    }
+    let seen = 0;
+    // Leaving the loop (by the throw, or a consumer that stops early) closes the body.
+    for await (const chunk of raw) {
+      seen += chunk.length;
+      if (seen > limit) throw tooLargeError(limit, what);
+      yield chunk;
+    }
+  }
+  const body: UpstreamBody = {
+    [Symbol.asyncIterator]() {
+      iterator ??= chunks();
+      return iterator;
+    },
+    async text() {
+      const parts: Buffer[] = [];
+      for await (const chunk of body) parts.push(chunk);
+      return Buffer.concat(parts).toString("utf8");
+    },
+    async json() {
+      return JSON.parse(await body.text()) as unknown;
+    },
+    destroy() {
+      discard(raw);
+    },
+  };
+  return body;
+}
+
+/** A `content-length` header as a number, when it is one. */
+export function declaredLength(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  return Number(text);
+}

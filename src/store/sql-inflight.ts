@@ -1,0 +1,152 @@
+/**
+ * @module store/sql-inflight
+ * Crash recovery for billing: the in-flight rows written with every hold (see sql-billing.ts),
+ * their checkpoints, instance heartbeats, and the settlement of requests whose process died.
+ * A dead request is charged the larger of its input (`floor_micros`) and its last checkpoint,
+ * never more than its hold; the rest of its hold is released in the same transaction, and its
+ * usage record says `interrupted`. Settlement is idempotent like every other one (the ledger's
+ * unique `(request_id, kind)` index and the closed-request check).
+ */
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { HoldBook } from "./hold-book.ts";
+import type { Database, InflightRequestsTable } from "./schema.ts";
+import { entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
+import type { TransactionRunner } from "./transactions.ts";
+import type { BillingStore, DeadRequestFilter, UsageCheckpoint, UsageRecord } from "./types.ts";
+
+type CheckpointRecord = UsageCheckpoint["record"];
+
+const EMPTY_COUNTS: CheckpointRecord = {
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  cacheWriteTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+  images: 0,
+  videoSeconds: 0,
+  characters: 0,
+  breakdown: null,
+};
+
+function readCheckpoint(text: string | null): CheckpointRecord | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as Partial<CheckpointRecord>;
+    return typeof parsed === "object" && parsed !== null
+      ? { ...EMPTY_COUNTS, ...parsed }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The usage record and charge of a request whose process died. */
+export function deadRequestRecord(
+  row: Selectable<InflightRequestsTable>,
+  now: number,
+): UsageRecord {
+  const hold = Number(row.hold_micros);
+  const floor = Math.min(Number(row.floor_micros), hold);
+  const checkpointCost = Math.min(Number(row.checkpoint_micros), hold);
+  const checkpoint = checkpointCost >= floor ? readCheckpoint(row.checkpoint_usage) : undefined;
+  const cost = Math.max(floor, checkpointCost);
+  const counts = checkpoint ?? { ...EMPTY_COUNTS, breakdown: cost > 0 ? { input: cost } : null };
+  return {
+    requestId: row.request_id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    model: row.model,
+    endpoint: row.endpoint,
+    status: "interrupted",
+    ...counts,
+    costMicros: cost,
+    heldMicros: hold,
+    usageSource: "estimated",
+    upstreamRequestId: null,
+    latencyMs: Math.max(0, now - Number(row.created_at)),
+    ttfbMs: null,
+    createdAt: now,
+  };
+}
+
+export function sqlInflight(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+  q: Queries,
+  holds: HoldBook | undefined,
+): Pick<BillingStore, "checkpoint" | "settleDeadRequests" | "heartbeat"> {
+  const settleOne = (row: Selectable<InflightRequestsTable>) => {
+    const settled = transactions.run(function* () {
+      const record = deadRequestRecord(row, Date.now());
+      yield q.deleteInflight({ requestId: row.request_id });
+      const { held, closed } = yield* entriesFor(q.entries, row.request_id);
+      if (closed) return false;
+      yield q.insertLedger(
+        ledgerRow(
+          record,
+          "charge",
+          -record.costMicros,
+          -held,
+          "settled after the gateway restarted",
+        ),
+      );
+      yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
+      yield q.insertUsage(toRow(record));
+      return true;
+    });
+    // A hold this process keeps in memory ends with its settlement.
+    return holds ? settled.finally(() => holds.remove(row.request_id)) : settled;
+  };
+
+  return {
+    async checkpoint({ requestId, costMicros, record }) {
+      await db
+        .updateTable("inflight_requests")
+        .set({
+          checkpoint_micros: sql`case when ${costMicros} < hold_micros then ${costMicros} else hold_micros end`,
+          checkpoint_usage: JSON.stringify(record),
+          updated_at: Date.now(),
+        })
+        .where("request_id", "=", requestId)
+        .execute();
+    },
+
+    async settleDeadRequests(filter: DeadRequestFilter) {
+      let query = db.selectFrom("inflight_requests").selectAll();
+      if (!filter.all) {
+        const { instanceId, heartbeatBefore } = filter;
+        query = query.where((eb) =>
+          eb.or([
+            ...(instanceId === undefined ? [] : [eb("instance_id", "=", instanceId)]),
+            ...(heartbeatBefore === undefined
+              ? []
+              : [
+                  eb(
+                    "instance_id",
+                    "not in",
+                    eb
+                      .selectFrom("instances")
+                      .select("id")
+                      .where("heartbeat_at", ">=", heartbeatBefore),
+                  ),
+                ]),
+          ]),
+        );
+        if (instanceId === undefined && heartbeatBefore === undefined) return 0;
+      }
+      const rows = await query.execute();
+      let settled = 0;
+      for (const row of rows) if (await settleOne(row)) settled += 1;
+      return settled;
+    },
+
+    async heartbeat(instanceId, startedAt) {
+      const now = Date.now();
+      await db
+        .insertInto("instances")
+        .values({ id: instanceId, started_at: startedAt, heartbeat_at: now })
+        .onConflict((conflict) => conflict.column("id").doUpdateSet({ heartbeat_at: now }))
+        .execute();
+    },
+  };
+}
