@@ -288,6 +288,53 @@ describe("the admin API", () => {
       );
     });
 
+    it("keeps balances within billing.max_balance_micros and debits within what is available", async () => {
+      const MAX = 1_000_000_000_000_000; // the default maximum
+      const target = await createUser(gateway, { balanceMicros: 1_000_000 });
+      const path = `/v1/admin/accounts/${target.accountId}/credit`;
+      // Repeated credits at the schema's largest amount used to overflow the balance.
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        await expectGatewayError(
+          await admin(path, { json: { amount_micros: Number.MAX_SAFE_INTEGER, reason: "x" } }),
+          { status: 400, type: "invalid_request_error", code: "balance_limit_exceeded" },
+        );
+      }
+      const fill = await admin(path, { json: { amount_micros: MAX - 1_000_000, reason: "fill" } });
+      expect(await fill.json()).toMatchObject({ balance_micros: MAX });
+      await expectGatewayError(await admin(path, { json: { amount_micros: 1, reason: "one" } }), {
+        status: 400,
+        type: "invalid_request_error",
+        code: "balance_limit_exceeded",
+        param: "amount_micros",
+      });
+      await expectGatewayError(
+        await admin(path, { json: { amount_micros: -MAX - 1, reason: "too much" } }),
+        {
+          status: 400,
+          type: "invalid_request_error",
+          code: "debit_exceeds_available",
+          param: "amount_micros",
+        },
+      );
+      const drain = await admin(path, { json: { amount_micros: -MAX, reason: "all of it" } });
+      expect(await drain.json()).toMatchObject({ kind: "debit", balance_micros: 0 });
+
+      const email = `rich-${Date.now()}@example.com`;
+      await expectGatewayError(
+        await admin("/v1/admin/accounts", { json: { email, balance_micros: MAX + 1 } }),
+        {
+          status: 400,
+          type: "invalid_request_error",
+          code: "balance_limit_exceeded",
+          param: "balance_micros",
+        },
+      );
+      const listed = await admin("/v1/admin/accounts?limit=500");
+      const emails = ((await listed.json()) as { data: AccountBody[] }).data.map((a) => a.email);
+      expect(emails).not.toContain(email);
+      expect(await gateway.services.store.verify()).toMatchObject({ problems: [] });
+    });
+
     it("validates the amount and the reason", async () => {
       const path = `/v1/admin/accounts/${user.accountId}/credit`;
       const invalid = { status: 400, type: "invalid_request_error" } as const;

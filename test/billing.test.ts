@@ -137,7 +137,7 @@ describe("billing through the pipeline", () => {
       charged.reduce((sum, item) => sum + item.usage.cost_micros, 0),
     );
     expect((await sandboxStats(gateway.sandboxUrl)).requests - before.requests).toBe(ok.length);
-    expect(await gateway.services.store.verify()).toMatchObject({ mismatches: [] });
+    expect(await gateway.services.store.verify()).toMatchObject({ problems: [] });
   });
 
   it("charges nothing for an upstream failure before any output, and bills what a broken stream delivered", async () => {

@@ -2,6 +2,7 @@
  * The `switchyard` management commands, run as real processes against a SQLite file.
  */
 import { join } from "node:path";
+import SQLite from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   cleanEnv,
@@ -189,6 +190,47 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
     const result = await cli("ledger", "verify");
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^ledger ok: 1 accounts/);
+  });
+
+  it("refuses a credit above billing.max_balance_micros, changing nothing", async () => {
+    const result = await cli(
+      "accounts",
+      "credit",
+      account.id,
+      "--amount-micros",
+      String(Number.MAX_SAFE_INTEGER),
+      "--reason",
+      "overflow",
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/above the maximum/);
+    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    expect(accounts.find((entry) => entry.id === account.id)?.balance_micros).toBe(4_000_000);
+  });
+
+  it("reports damaged ledger data with exit 1 instead of failing", async () => {
+    const file = join(makeTempDir("switchyard-cli-damaged-"), "damaged.sqlite");
+    const damaged = (...args: string[]) =>
+      runCli(args, { cwd, env: cleanEnv({ DATABASE_URL: file }) });
+    const created = parseJsonOutput<AccountJson>(
+      await damaged("accounts", "create", "--email", "d@b.co", "--balance-micros", "5"),
+    );
+    const sqlite = new SQLite(file);
+    sqlite
+      .prepare("update accounts set balance_micros = 9223372036854775807 where id = ?")
+      .run(created.id);
+    for (const suffix of ["a", "b", "c"])
+      sqlite
+        .prepare(
+          "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, created_at) values (?, ?, 'credit', 4000000000000000000, 0, 0)",
+        )
+        .run(`led_${suffix}`, created.id);
+    sqlite.close();
+    const result = await damaged("ledger", "verify");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(new RegExp(`PROBLEM out_of_range ${created.id}`));
+    expect(result.stdout).toMatch(/ledger NOT ok: 1 problems in 1 accounts, 4 entries/);
   });
 
   it("rejects bad usage with exit 2", async () => {

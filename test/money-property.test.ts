@@ -175,7 +175,7 @@ describe("money invariants hold over random traffic, faults, aborts and restarts
           }
           const store = await openStore(databaseUrl);
           try {
-            expect((await store.verify()).mismatches).toEqual([]);
+            expect((await store.verify()).problems).toEqual([]);
           } finally {
             await store.close();
           }

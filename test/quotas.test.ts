@@ -164,6 +164,6 @@ describe("rate and concurrency quotas", () => {
         (held) => held === 0,
       ),
     ).toBe(0);
-    expect(await gateway.services.store.verify()).toMatchObject({ mismatches: [] });
+    expect(await gateway.services.store.verify()).toMatchObject({ problems: [] });
   }, 180_000);
 });

@@ -7,15 +7,17 @@ import { Catalog, loadCatalogData } from "../catalog/index.ts";
 import { type Config, loadConfig } from "../config/index.ts";
 import { createAccount, describeAccount } from "../endpoints/account/accounts.ts";
 import { describeKey, issueKey, resolveKeyModels } from "../endpoints/account/issue-key.ts";
+import { adjustBalance } from "../billing/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 
 type Out = (line: string) => void;
 
-async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(loadConfig().database_url);
+async function withStore<T>(run: (store: Store, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore(config.database_url);
   try {
-    return await run(store);
+    return await run(store, config);
   } finally {
     await store.close();
   }
@@ -100,7 +102,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
       reason: { type: "string" },
     },
   });
-  return withStore(async (store) => {
+  return withStore(async (store, config) => {
     switch (action) {
       case "list":
         json(out, (await store.listAccounts({ limit: 1000, offset: 0 })).map(describeAccount));
@@ -113,6 +115,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
           role: values.admin ? "admin" : "user",
           balanceMicros: integerOption(values, "balance-micros", 0),
           reason: "opening balance (cli)",
+          maxBalanceMicros: config.billing.max_balance_micros,
         });
         json(out, describeAccount(account));
         return 0;
@@ -122,10 +125,11 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
         if (!positionals[0] || !Number.isSafeInteger(amount) || amount === 0 || !values.reason) {
           throw usage("accounts credit <id> needs --amount-micros (non-zero integer) and --reason");
         }
-        const result = await store.adjustBalance({
+        const result = await adjustBalance(store, {
           accountId: positionals[0],
           amountMicros: amount,
           reason: `${values.reason} (cli)`,
+          maxBalanceMicros: config.billing.max_balance_micros,
         });
         json(out, {
           id: result.entry.id,
@@ -155,8 +159,7 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
       "expires-at": { type: "string" },
     },
   });
-  const config = loadConfig();
-  return withStore(async (store) => {
+  return withStore(async (store, config) => {
     switch (action) {
       case "list":
         if (!values.account) throw usage("keys list needs --account");
@@ -195,16 +198,18 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
 export async function runLedgerCommand(args: string[], out: Out): Promise<number> {
   if (args[0] !== "verify") throw usage("ledger takes verify");
   return withStore(async (store) => {
-    const result = await store.verify();
-    if (result.mismatches.length === 0) {
-      out(`ledger ok: ${result.accounts} accounts, every balance equals the sum of its ledger`);
+    const report = await store.verify();
+    if (report.problems.length === 0) {
+      out(
+        `ledger ok: ${report.accounts} accounts, ${report.entries} entries; every balance and held amount equals the sum of its ledger, none is negative, no charge exceeds its hold`,
+      );
       return 0;
     }
-    for (const mismatch of result.mismatches) {
-      out(
-        `MISMATCH ${mismatch.accountId}: balance ${mismatch.balance} != ledger ${mismatch.ledgerSum}`,
-      );
-    }
+    for (const problem of report.problems)
+      out(`PROBLEM ${problem.kind} ${problem.accountId}: ${problem.detail}`);
+    out(
+      `ledger NOT ok: ${report.problems.length} problems in ${report.accounts} accounts, ${report.entries} entries`,
+    );
     return 1;
   });
 }

@@ -119,6 +119,12 @@ export const ConfigSchema = Type.Object(
           default: "lower_output_cap",
         }),
         min_output_tokens: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16 }),
+        /** Highest balance an account may hold; credits above it are refused. */
+        max_balance_micros: Type.Integer({
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+          default: 1_000_000_000_000_000,
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

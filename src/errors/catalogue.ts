@@ -151,6 +151,18 @@ export const ERROR_CATALOGUE = {
   },
 
   // Billing and quotas
+  balance_limit_exceeded: {
+    status: 400,
+    type: "invalid_request_error",
+    message:
+      "A credit of {amount} micro-USD would raise the balance of {balance} above the maximum of {max} micro-USD (billing.max_balance_micros).",
+  },
+  debit_exceeds_available: {
+    status: 400,
+    type: "invalid_request_error",
+    message:
+      "A debit of {amount} micro-USD exceeds the {available} micro-USD available (the balance less what requests in flight hold).",
+  },
   insufficient_balance: {
     status: 402,
     type: "insufficient_balance",

@@ -11,6 +11,7 @@ import type { Store } from "./types.ts";
 
 export { describeDatabaseUrl } from "./connect.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
+export { BalanceOutOfRange } from "./ledger-errors.ts";
 export type * from "./types.ts";
 
 export interface StoreOptions {
@@ -43,7 +44,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
         }));
       },
     }),
-    ...sqlLedgerStore(handle.db, handle.transactions),
+    ...sqlLedgerStore(handle.db, handle.transactions, holds && ((id) => holds.heldFor(id))),
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     close: () => handle.close(),
   };

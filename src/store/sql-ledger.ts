@@ -5,6 +5,8 @@
  */
 import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
+import { BalanceOutOfRange } from "./ledger-errors.ts";
+import { verifyLedger } from "./ledger-verify.ts";
 import type { Database, LedgerEntriesTable } from "./schema.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { LedgerEntry, LedgerStore } from "./types.ts";
@@ -25,37 +27,65 @@ export function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry 
   };
 }
 
-export function sqlLedgerStore(db: Kysely<Database>, transactions: TransactionRunner): LedgerStore {
+/**
+ * `heldElsewhere` gives the holds of an account kept outside the table (the in-memory hold book
+ * of an embedded SQLite file), so that a debit never takes a balance below what is held.
+ */
+export function sqlLedgerStore(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+  heldElsewhere?: (accountId: string) => number,
+): LedgerStore {
   return {
-    async adjustBalance({ accountId, amountMicros, reason, requestId }) {
+    async adjustBalance({ accountId, amountMicros, reason, requestId, maxBalanceMicros }) {
       if (!Number.isSafeInteger(amountMicros))
         throw new Error("amountMicros must be a safe integer");
+      const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
       return transactions.run(function* () {
-        const row = {
-          id: newId("led"),
-          account_id: accountId,
-          kind: amountMicros >= 0 ? ("credit" as const) : ("debit" as const),
-          amount_micros: amountMicros,
-          hold_micros: 0,
-          request_id: requestId ?? null,
-          key_id: null,
-          model: null,
-          breakdown: null,
-          reason,
-          created_at: Date.now(),
-        };
-        const [entry] = (yield db
-          .insertInto("ledger_entries")
-          .values(row)
-          .returningAll()
-          .compile()) as Array<Selectable<LedgerEntriesTable>>;
+        // Holds kept in memory (SQLite) are read inside the runner's synchronous step, so no
+        // hold of this process can come between this read and the update.
+        const elsewhere = heldElsewhere?.(accountId) ?? 0;
         const [updated] = (yield db
           .updateTable("accounts")
           .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
           .where("id", "=", accountId)
+          .where(sql<boolean>`balance_micros + ${amountMicros} <= ${max}`)
+          .where(sql<boolean>`balance_micros + ${amountMicros} - held_micros - ${elsewhere} >= 0`)
           .returning("balance_micros")
           .compile()) as Array<{ balance_micros: number }>;
-        if (!updated) throw new Error(`No account ${accountId}`);
+        if (!updated) {
+          const [account] = (yield db
+            .selectFrom("accounts")
+            .select(["balance_micros", "held_micros"])
+            .where("id", "=", accountId)
+            .compile()) as Array<{ balance_micros: number; held_micros: number }>;
+          if (!account) throw new Error(`No account ${accountId}`);
+          const balance = Number(account.balance_micros);
+          const held = Number(account.held_micros) + elsewhere;
+          throw new BalanceOutOfRange(
+            balance + amountMicros > max ? "above_maximum" : "below_held",
+            balance,
+            held,
+            max,
+          );
+        }
+        const [entry] = (yield db
+          .insertInto("ledger_entries")
+          .values({
+            id: newId("led"),
+            account_id: accountId,
+            kind: amountMicros >= 0 ? ("credit" as const) : ("debit" as const),
+            amount_micros: amountMicros,
+            hold_micros: 0,
+            request_id: requestId ?? null,
+            key_id: null,
+            model: null,
+            breakdown: null,
+            reason,
+            created_at: Date.now(),
+          })
+          .returningAll()
+          .compile()) as Array<Selectable<LedgerEntriesTable>>;
         return { entry: toLedgerEntry(entry!), balanceMicros: Number(updated.balance_micros) };
       });
     },
@@ -69,33 +99,6 @@ export function sqlLedgerStore(db: Kysely<Database>, transactions: TransactionRu
         .execute();
       return rows.map(toLedgerEntry);
     },
-    async verify() {
-      const rows = await db
-        .selectFrom("accounts")
-        .leftJoin("ledger_entries", "ledger_entries.account_id", "accounts.id")
-        .select((eb) => [
-          "accounts.id as accountId",
-          "accounts.balance_micros as balance",
-          "accounts.held_micros as held",
-          eb.fn
-            .coalesce(eb.fn.sum<number>("ledger_entries.amount_micros"), sql<number>`0`)
-            .as("ledgerSum"),
-          eb.fn
-            .coalesce(eb.fn.sum<number>("ledger_entries.hold_micros"), sql<number>`0`)
-            .as("holdSum"),
-        ])
-        .groupBy(["accounts.id", "accounts.balance_micros", "accounts.held_micros"])
-        .execute();
-      const mismatches = rows
-        .map((row) => ({
-          accountId: row.accountId,
-          balance: Number(row.balance),
-          ledgerSum: Number(row.ledgerSum),
-          held: Number(row.held),
-          holdSum: Number(row.holdSum),
-        }))
-        .filter((row) => row.balance !== row.ledgerSum || row.held !== row.holdSum || row.held < 0);
-      return { accounts: rows.length, mismatches };
-    },
+    verify: () => verifyLedger(db),
   };
 }

@@ -142,7 +142,7 @@ function storeSuite(
       const after = await store.findAccountById(accountId);
       expect(after).toMatchObject({ balanceMicros: 10_000 - 1_234, heldMicros: 0 });
       expect((await store.findUsage(`${accountId}-r1`))?.costMicros).toBe(1_234);
-      expect((await store.verify()).mismatches).toEqual([]);
+      expect((await store.verify()).problems).toEqual([]);
     });
 
     it("releases a failed request's hold once and records it at zero cost", async () => {
@@ -202,7 +202,7 @@ function storeSuite(
           heldMicros: 0,
         });
         expect(await store.releaseOpenHolds(Date.now() + 1, "stale")).toBe(0);
-        expect((await store.verify()).mismatches).toEqual([]);
+        expect((await store.verify()).problems).toEqual([]);
       },
     );
 
@@ -256,7 +256,7 @@ function storeSuite(
       const after = await store.findAccountById(accountId);
       expect(after?.balanceMicros).toBe(100_000 - 4_000 - 300 - 10_000);
       expect(after?.heldMicros).toBe(0);
-      expect((await store.verify()).mismatches).toEqual([]);
+      expect((await store.verify()).problems).toEqual([]);
     });
 
     it("groups usage by day and model", async () => {
@@ -333,7 +333,7 @@ describe("holds kept in memory (SQLite)", () => {
       heldMicros: 0,
     });
     expect(await second.releaseOpenHolds(Date.now() + 1, "stale")).toBe(0);
-    expect((await second.verify()).mismatches).toEqual([]);
+    expect((await second.verify()).problems).toEqual([]);
     await second.close();
   });
 
@@ -377,7 +377,7 @@ describe("holds kept in memory (SQLite)", () => {
       balanceMicros: 750,
       heldMicros: 0,
     });
-    expect((await store.verify()).mismatches).toEqual([]);
+    expect((await store.verify()).problems).toEqual([]);
     await store.close();
   });
 });

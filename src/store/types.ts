@@ -102,19 +102,47 @@ export interface SessionStore {
 }
 
 export interface LedgerStore {
-  /** Appends a credit (positive) or debit (negative) and moves the balance, atomically. */
+  /**
+   * Appends a credit (positive) or debit (negative) and moves the balance, atomically. Throws
+   * `BalanceOutOfRange` (ledger-errors.ts) (and changes nothing) when the new balance would exceed
+   * `maxBalanceMicros` or fall below what open holds keep.
+   */
   adjustBalance(input: {
     accountId: string;
     amountMicros: number;
     reason: string;
     requestId?: string;
+    /** Highest balance allowed after the entry (`Number.MAX_SAFE_INTEGER` when absent). */
+    maxBalanceMicros?: number;
   }): Promise<{ entry: LedgerEntry; balanceMicros: number }>;
   listEntries(accountId: string, options: { limit: number }): Promise<LedgerEntry[]>;
-  /** Accounts whose balance differs from the sum of their ledger entries. */
-  verify(): Promise<{
-    accounts: number;
-    mismatches: { accountId: string; balance: number; ledgerSum: number }[];
-  }>;
+  /** Checks every account against its ledger; reports what is wrong, whatever the data hold. */
+  verify(): Promise<LedgerReport>;
+}
+
+export type LedgerProblemKind =
+  /** `accounts.balance_micros` differs from the sum of the account's ledger amounts. */
+  | "balance_mismatch"
+  /** `accounts.held_micros` differs from the sum of the account's ledger holds. */
+  | "held_mismatch"
+  | "negative_balance"
+  | "negative_held"
+  /** A charge larger than the hold it settled. */
+  | "charge_above_hold"
+  /** A stored amount that is not an integer within ±(2^53 − 1). */
+  | "out_of_range";
+
+export interface LedgerProblem {
+  kind: LedgerProblemKind;
+  accountId: string;
+  /** Plain-text facts behind the problem (the amounts compared, the entry id). */
+  detail: string;
+}
+
+export interface LedgerReport {
+  accounts: number;
+  entries: number;
+  problems: LedgerProblem[];
 }
 
 export interface Store extends AccountStore, KeyStore, SessionStore, LedgerStore, BillingStore {

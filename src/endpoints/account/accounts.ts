@@ -5,6 +5,7 @@
  */
 import { FormatRegistry, Type } from "@sinclair/typebox";
 import { hashPassword } from "../../auth/index.ts";
+import { adjustBalance } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { Account, AccountRole, Store } from "../../store/index.ts";
 
@@ -56,8 +57,18 @@ export async function createAccount(
     role?: AccountRole;
     balanceMicros?: number;
     reason?: string;
+    /** `billing.max_balance_micros`; an opening balance above it is refused before anything is made. */
+    maxBalanceMicros?: number;
   },
 ): Promise<Account> {
+  const maxBalanceMicros = input.maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
+  if (input.balanceMicros && input.balanceMicros > maxBalanceMicros) {
+    throw new GatewayError(
+      "balance_limit_exceeded",
+      { balance: 0, amount: input.balanceMicros, max: maxBalanceMicros },
+      { param: "balance_micros" },
+    );
+  }
   if (await store.findAccountByEmail(input.email)) throw new GatewayError("account_exists");
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   let account: Account;
@@ -73,10 +84,11 @@ export async function createAccount(
     throw error;
   }
   if (input.balanceMicros) {
-    const { balanceMicros } = await store.adjustBalance({
+    const { balanceMicros } = await adjustBalance(store, {
       accountId: account.id,
       amountMicros: input.balanceMicros,
       reason: input.reason ?? "initial credit",
+      maxBalanceMicros,
     });
     return { ...account, balanceMicros };
   }

@@ -61,6 +61,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         password: body.password,
         balanceMicros: services.config.registration.signup_credit_micros,
         reason: "signup credit",
+        maxBalanceMicros: services.config.billing.max_balance_micros,
       });
       const { key, record } = await issueKey(services.store, account.id, { name: "default" });
       return { account: describeAccount(account), key, api_key: describeKey(record) };

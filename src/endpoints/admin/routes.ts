@@ -5,6 +5,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import { adjustBalance } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
@@ -72,6 +73,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         role: body.role,
         balanceMicros: body.balance_micros,
         reason: "opening balance (admin)",
+        maxBalanceMicros: services.config.billing.max_balance_micros,
       });
       return describeAccount(account);
     },
@@ -136,10 +138,11 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
           { param: "amount_micros" },
         );
       }
-      const { entry, balanceMicros } = await services.store.adjustBalance({
+      const { entry, balanceMicros } = await adjustBalance(services.store, {
         accountId: account.id,
         amountMicros: body.amount_micros,
         reason: `${body.reason} (by ${caller.accountId})`,
+        maxBalanceMicros: services.config.billing.max_balance_micros,
       });
       return {
         object: "ledger_entry",

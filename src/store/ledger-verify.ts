@@ -1,0 +1,157 @@
+/**
+ * @module store/ledger-verify
+ * `ledger verify`: every account's balance and held amount against the sums of its ledger, no
+ * balance or held amount below zero, no charge above the hold it settled, and every stored
+ * amount a safe integer. Sums are compared as BigInts and whatever the database holds — values
+ * past 2^53, an SQLite sum that overflows, amounts stored as reals — ends as a reported problem,
+ * never as an exception.
+ */
+import type { Kysely } from "kysely";
+import { sql } from "kysely";
+import type { Database } from "./schema.ts";
+import type { LedgerProblem, LedgerReport } from "./types.ts";
+
+/** Rows read per page when the sums must be made here rather than by the database. */
+const PAGE = 5_000;
+/** Charges above their hold listed one by one; the rest are counted. */
+const MAX_CHARGES_LISTED = 100;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A stored amount as a BigInt, or undefined when it is not an integer (a real, text). */
+function exact(value: unknown): bigint | undefined {
+  if (typeof value === "bigint") return value;
+  if (typeof value === "number") return Number.isInteger(value) ? BigInt(value) : undefined;
+  if (typeof value === "string" && /^-?\d{1,40}$/.test(value)) return BigInt(value);
+  return undefined;
+}
+
+const safe = (value: bigint | undefined): value is bigint =>
+  value !== undefined && value <= MAX_SAFE && value >= -MAX_SAFE;
+
+interface Sums {
+  amount: bigint;
+  hold: bigint;
+  entries: number;
+  /** An entry whose amount could not be read exactly (then the sums are not trusted). */
+  unreadable?: string;
+}
+
+/** Per-account sums by the database; undefined when it cannot make them (an overflow). */
+async function sumsByDatabase(db: Kysely<Database>): Promise<Map<string, Sums> | undefined> {
+  try {
+    const rows = await db
+      .selectFrom("ledger_entries")
+      .select([
+        "account_id",
+        sql<string>`cast(sum(amount_micros) as text)`.as("amount"),
+        sql<string>`cast(sum(hold_micros) as text)`.as("hold"),
+        sql<number>`count(*)`.as("entries"),
+      ])
+      .groupBy("account_id")
+      .execute();
+    const sums = new Map<string, Sums>();
+    for (const row of rows) {
+      const amount = exact(row.amount);
+      const hold = exact(row.hold);
+      // A sum of reals (SQLite keeps an overflowed integer as a real) is checked row by row.
+      if (amount === undefined || hold === undefined) return undefined;
+      sums.set(row.account_id, { amount, hold, entries: Number(row.entries) });
+    }
+    return sums;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Per-account sums made here, page by page, exact whatever the stored values. */
+async function sumsByScan(db: Kysely<Database>): Promise<Map<string, Sums>> {
+  const sums = new Map<string, Sums>();
+  let after = -1;
+  for (;;) {
+    const rows = await db
+      .selectFrom("ledger_entries")
+      .select(["seq", "id", "account_id", "amount_micros", "hold_micros"])
+      .where("seq", ">", after)
+      .orderBy("seq")
+      .limit(PAGE)
+      .execute();
+    for (const row of rows) {
+      const entry = sums.get(row.account_id) ?? { amount: 0n, hold: 0n, entries: 0 };
+      const amount = exact(row.amount_micros);
+      const hold = exact(row.hold_micros);
+      entry.entries += 1;
+      if (safe(amount) && safe(hold)) {
+        entry.amount += amount;
+        entry.hold += hold;
+      } else {
+        entry.unreadable ??= `entry ${row.id} holds ${String(row.amount_micros)} / ${String(row.hold_micros)}`;
+      }
+      sums.set(row.account_id, entry);
+    }
+    if (rows.length < PAGE) return sums;
+    after = Number(rows[rows.length - 1]?.seq);
+  }
+}
+
+async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> {
+  // Charges are stored negative: a cost above its hold is an amount below the hold's release.
+  const rows = await db
+    .selectFrom("ledger_entries")
+    .select(["id", "account_id", "amount_micros", "hold_micros", "request_id"])
+    .where("kind", "=", "charge")
+    .where(sql<boolean>`amount_micros < hold_micros`)
+    .orderBy("seq")
+    .limit(MAX_CHARGES_LISTED + 1)
+    .execute();
+  const problems: LedgerProblem[] = rows.slice(0, MAX_CHARGES_LISTED).map((row) => ({
+    kind: "charge_above_hold",
+    accountId: row.account_id,
+    detail: `entry ${row.id} (request ${row.request_id ?? "none"}) charged ${-Number(row.amount_micros)} against a hold of ${-Number(row.hold_micros)}`,
+  }));
+  if (rows.length > MAX_CHARGES_LISTED) {
+    problems.push({
+      kind: "charge_above_hold",
+      accountId: "*",
+      detail: `more than ${MAX_CHARGES_LISTED} charges exceed their hold; the first ${MAX_CHARGES_LISTED} are listed`,
+    });
+  }
+  return problems;
+}
+
+export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
+  const accounts = await db
+    .selectFrom("accounts")
+    .select(["id", "balance_micros", "held_micros"])
+    .orderBy("id")
+    .execute();
+  const sums = (await sumsByDatabase(db)) ?? (await sumsByScan(db));
+  const problems: LedgerProblem[] = [];
+  let entries = 0;
+  for (const account of accounts) {
+    const sum = sums.get(account.id) ?? { amount: 0n, hold: 0n, entries: 0 };
+    entries += sum.entries;
+    const balance = exact(account.balance_micros);
+    const held = exact(account.held_micros);
+    const report = (kind: LedgerProblem["kind"], detail: string) =>
+      problems.push({ kind, accountId: account.id, detail });
+    if (!safe(balance) || !safe(held)) {
+      report(
+        "out_of_range",
+        `balance ${String(account.balance_micros)}, held ${String(account.held_micros)}: not integers within ±(2^53 − 1)`,
+      );
+      continue;
+    }
+    if (sum.unreadable) {
+      report("out_of_range", sum.unreadable);
+      continue;
+    }
+    if (balance !== sum.amount)
+      report("balance_mismatch", `balance ${balance} != ledger ${sum.amount}`);
+    if (held !== sum.hold) report("held_mismatch", `held ${held} != ledger holds ${sum.hold}`);
+    if (balance < 0n) report("negative_balance", `balance ${balance}`);
+    if (held < 0n) report("negative_held", `held ${held}`);
+  }
+  problems.push(...(await chargesAboveHold(db)));
+  return { accounts: accounts.length, entries, problems };
+}
