@@ -3,11 +3,11 @@
  * Account, key and ledger management commands, run against the configured database.
  */
 import { parseArgs } from "node:util";
+import { adjustBalance } from "../billing/index.ts";
 import { Catalog, loadCatalogData } from "../catalog/index.ts";
 import { type Config, loadConfig } from "../config/index.ts";
 import { createAccount, describeAccount } from "../endpoints/account/accounts.ts";
 import { describeKey, issueKey, resolveKeyModels } from "../endpoints/account/issue-key.ts";
-import { adjustBalance } from "../billing/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 

@@ -117,7 +117,7 @@ function suite(name: string, open: () => Promise<Backend>) {
       await store.placeHold({
         requestId: `${id}-hold`,
         accountId: id,
-        keyId: null,
+        keyId: "k",
         model: "m",
         endpoint: "/v1/chat/completions",
         instanceId: "test",
