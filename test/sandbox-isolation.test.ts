@@ -5,34 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-
-/** Polls `/healthz` every 25 ms while `work` runs; returns the slowest answer's time. */
-async function slowestHealthz<T>(
-  gateway: TestGateway,
-  work: () => Promise<T>,
-): Promise<{ slowestMs: number; polls: number; result: T }> {
-  let running = true;
-  let slowestMs = 0;
-  let polls = 0;
-  const poller = (async () => {
-    while (running) {
-      const started = performance.now();
-      const response = await fetch(`${gateway.url}/healthz`);
-      await response.arrayBuffer();
-      expect(response.status).toBe(200);
-      slowestMs = Math.max(slowestMs, performance.now() - started);
-      polls++;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  })();
-  try {
-    const result = await work();
-    return { slowestMs, polls, result };
-  } finally {
-    running = false;
-    await poller;
-  }
-}
+import { slowestHealthz } from "./support/healthz-probe.ts";
 
 describe("the sandbox never stalls the gateway", () => {
   let gateway: TestGateway;

@@ -49,6 +49,20 @@ export class GatewayError extends Error {
   }
 }
 
+/** Longest value echoed into a message: a client's 10 MB model name is not sent back whole. */
+export const MAX_ECHOED_CHARS = 1000;
+
+/** A parameter as shown in a message, cut to {@link MAX_ECHOED_CHARS} characters. */
+function echoed(value: unknown): string {
+  const text = String(value);
+  return text.length > MAX_ECHOED_CHARS
+    ? `${text.slice(0, MAX_ECHOED_CHARS)}… (${text.length} characters)`
+    : text;
+}
+
 export function fillTemplate(template: string, params: ErrorParams): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    return value === undefined || value === null ? `{${name}}` : echoed(value);
+  });
 }

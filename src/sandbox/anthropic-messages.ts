@@ -31,6 +31,7 @@ import { messageBody, streamEvents } from "./anthropic-shapes.ts";
 import { writeAnthropicStream } from "./anthropic-stream.ts";
 import { countPromptTokens } from "./chat-reply.ts";
 import { closeSignal, sleep, untilClosed } from "./connection.ts";
+import { promptOverWindow } from "./context-window.ts";
 import { type FaultSource, type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
 import { DEFAULT_FAIL_STATUS, FAULT_HEADER, FAULT_KEY_HEADER } from "./openai-chat.ts";
 import type { SandboxState } from "./state.ts";
@@ -95,6 +96,20 @@ async function handleMessages(
   const normalized = normalizeAnthropicRequest(parsed);
   const texts = normalized.chat.messages.map((message) => message.text);
   if (normalized.prefill) texts.push(normalized.prefill);
+  const tooLong = promptOverWindow(
+    parsed.model,
+    texts,
+    countPromptTokens(normalized.chat.messages),
+  );
+  if (tooLong) {
+    const message = `prompt is too long: ${tooLong.tokens} tokens > ${tooLong.window} maximum`;
+    return sendAnthropicError(
+      reply,
+      400,
+      anthropicError("invalid_request_error", message, requestId),
+      headers,
+    );
+  }
   const source = selectFaultSource(headerText(request.headers, FAULT_HEADER), texts);
   const faultResult = parseFaultSpec(source?.spec ?? "");
   if (!faultResult.ok) {

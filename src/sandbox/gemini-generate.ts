@@ -13,6 +13,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { countPromptTokens, planChatReply, requestSeed } from "./chat-reply.ts";
 import type { ChatRequest } from "./chat-request.ts";
 import { closeSignal } from "./connection.ts";
+import { promptOverWindow } from "./context-window.ts";
 import { countTokens, pickWords, stableHash } from "./deterministic-text.ts";
 import type { FaultSpec } from "./faults.ts";
 import { type EmbedMethod, handleGeminiEmbed } from "./gemini-embed.ts";
@@ -128,6 +129,15 @@ async function generate(
   if (!parsed.ok) return sendGoogleError(reply, invalidArgument(parsed.message));
   const { chat } = parsed.value;
   const texts = chat.messages.map((message) => message.text);
+  const tooLong = promptOverWindow(model, texts, countPromptTokens(chat.messages));
+  if (tooLong) {
+    return sendGoogleError(
+      reply,
+      invalidArgument(
+        `The input token count (${tooLong.tokens}) exceeds the maximum number of tokens allowed (${tooLong.window}).`,
+      ),
+    );
+  }
   const checked = await preflight(request, reply, state, texts);
   if ("done" in checked) return checked.done;
   const { fault } = checked;

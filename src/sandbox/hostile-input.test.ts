@@ -144,3 +144,64 @@ describe("picture bounds", () => {
     expect(((await answer.json()) as { data: unknown[] }).data).toHaveLength(2);
   });
 });
+
+describe("prompts over the model's context window", () => {
+  const anthropic = (prompt: string) =>
+    fetch(`${sandbox.url}/anthropic/v1/messages`, {
+      method: "POST",
+      headers: {
+        "x-api-key": "sk-test",
+        "anthropic-version": "2023-06-01",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        model: "claude-sonnet-4-5",
+        max_tokens: 50,
+        messages: [{ role: "user", content: prompt }],
+      }),
+    });
+  const gemini = (prompt: string) =>
+    fetch(`${sandbox.url}/gemini/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: "POST",
+      headers: { "x-goog-api-key": "sk-test", "content-type": "application/json" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: prompt }] }] }),
+    });
+
+  it("refuses them with each vendor's error, counting at least a token per four characters", async () => {
+    // 600,000 characters without a space: one sandbox word, at least 150,000 vendor tokens.
+    const openai = await postChat(sandbox.url, chatBody("abcd".repeat(150_000)));
+    expect(openai.status).toBe(400);
+    expect(await openai.json()).toEqual({
+      error: {
+        message:
+          "This model's maximum context length is 128000 tokens. However, your messages resulted in 150000 tokens. Please reduce the length of the messages.",
+        type: "invalid_request_error",
+        param: "messages",
+        code: "context_length_exceeded",
+      },
+    });
+    const claude = await anthropic("abcd".repeat(200_001));
+    expect(claude.status).toBe(400);
+    expect(await claude.json()).toMatchObject({
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message: "prompt is too long: 200001 tokens > 200000 maximum",
+      },
+    });
+    const google = await gemini("abcd ".repeat(1_048_577));
+    expect(google.status).toBe(400);
+    expect(await google.json()).toMatchObject({
+      error: {
+        code: 400,
+        status: "INVALID_ARGUMENT",
+        message: expect.stringContaining("exceeds the maximum number of tokens allowed (1048576)"),
+      },
+    });
+  });
+
+  it("answers prompts that fit", async () => {
+    expect((await postChat(sandbox.url, chatBody("abcd".repeat(127_000)))).status).toBe(200);
+    expect((await anthropic("abcd".repeat(199_000))).status).toBe(200);
+  });
+});

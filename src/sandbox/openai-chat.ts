@@ -7,9 +7,10 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { planChatReply, requestSeed } from "./chat-reply.ts";
+import { countPromptTokens, planChatReply, requestSeed } from "./chat-reply.ts";
 import { parseChatRequest } from "./chat-request.ts";
 import { closeSignal, sleep, untilClosed } from "./connection.ts";
+import { promptOverWindow } from "./context-window.ts";
 import { countTokens, hexId, pickWords, stableHash } from "./deterministic-text.ts";
 import { type FaultSource, type FaultSpec, parseFaultSpec, selectFaultSource } from "./faults.ts";
 import { malformedData, writeChatStream } from "./openai-chat-stream.ts";
@@ -78,6 +79,17 @@ export async function handleChatCompletions(
   }
   const chat = parsed.request;
   const texts = chat.messages.map((message) => message.text);
+  const tooLong = promptOverWindow(chat.model, texts, countPromptTokens(chat.messages));
+  if (tooLong) {
+    const message = `This model's maximum context length is ${tooLong.window} tokens. However, your messages resulted in ${tooLong.tokens} tokens. Please reduce the length of the messages.`;
+    const body = openAIError(
+      message,
+      "invalid_request_error",
+      "messages",
+      "context_length_exceeded",
+    );
+    return sendOpenAIError(reply, 400, body, headers);
+  }
   const source = selectFaultSource(headerText(request.headers, FAULT_HEADER), texts);
   const faultResult = source ? parseFaultSpec(source.spec) : parseFaultSpec("");
   if (!faultResult.ok) {
