@@ -20,7 +20,12 @@ export interface UpstreamBody extends AsyncIterable<Buffer> {
 export interface RawBody extends AsyncIterable<Buffer> {
   destroy(error?: Error): unknown;
   on?(event: "error", listener: (error: Error) => void): unknown;
+  /** The whole body as text (undici's own reader, faster than iterating). */
+  text?(): Promise<string>;
 }
+
+/** Marks a body read by its own reader: iterating it afterwards yields nothing. */
+const EMPTY: AsyncIterator<Buffer> = { next: async () => ({ done: true, value: undefined }) };
 
 /** Closes the body unread; the abort error undici then emits has nobody to reach. */
 function discard(raw: RawBody): void {
@@ -65,6 +70,12 @@ export function boundedBody(
       return iterator;
     },
     async text() {
+      // A declared length within the limit bounds the body already (the parser frames the
+      // message by it), so the raw body's own reader may take it whole.
+      if (!iterator && raw.text && declaredLength !== undefined && declaredLength <= limit) {
+        iterator = EMPTY;
+        return raw.text();
+      }
       const parts: Buffer[] = [];
       for await (const chunk of body) parts.push(chunk);
       return Buffer.concat(parts).toString("utf8");
