@@ -50,6 +50,8 @@ export interface Reservation {
   release(reason: string): Promise<void>;
   /** Records what was delivered so far: the charge if the process dies before settling. */
   checkpoint(usage: Usage): Promise<void>;
+  /** The request starts delivering: a restart after a crash settles it from now on. */
+  beginDelivery(): Promise<void>;
 }
 
 /** Line item of the breakdown that takes back the cost above the hold. */
@@ -135,6 +137,7 @@ export function createLedgerBilling(
           });
         }
       }
+      const floor = Math.max(0, Math.min(hold, Math.floor(input.floorMicros ?? 0)));
       let settled: Promise<Settlement> | undefined;
       return {
         heldMicros: hold,
@@ -159,6 +162,9 @@ export function createLedgerBilling(
             return settlement;
           })();
           return settled;
+        },
+        async beginDelivery() {
+          if (hold > 0) await store.recordInflight(input.requestId, floor);
         },
         async checkpoint(usage) {
           if (settled || hold === 0) return;
@@ -204,6 +210,7 @@ export function createFreeBilling(): BillingService {
     settle: async () => settlement,
     release: async () => {},
     checkpoint: async () => {},
+    beginDelivery: async () => {},
   };
   return { reserve: async () => reservation };
 }

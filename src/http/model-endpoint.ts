@@ -266,6 +266,7 @@ export function registerModelEndpoint<S extends TSchema>(
           settle,
           release: (reason) => reservation!.release(reason),
           checkpoint: (usage) => reservation!.checkpoint(usage),
+          beginDelivery: () => reservation!.beginDelivery(),
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
           heartbeatMs: services.config.server.sse_heartbeat_ms,
         });

@@ -117,13 +117,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     done();
   });
 
-  // An error answered before the body arrived (the key check runs first) closes the connection,
-  // so a client cannot keep it open by trickling the rest of a body nobody will read.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && !request.raw.complete) closeAfterEarlyAnswer(request, reply);
-    done(null, payload);
-  });
-
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const dialect = request.dialect ?? request.routeOptions.config?.dialect ?? "gateway";
     const mapped = GatewayError.isInstance(error)
@@ -138,6 +131,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
         "request rejected",
       );
     if (reply.sent || reply.raw.headersSent) return;
+    // Answered before the body arrived (the key check runs first): the connection is closed, so
+    // a client cannot keep it open by trickling the rest of a body nobody will read.
+    if (!request.raw.complete) closeAfterEarlyAnswer(request, reply);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
@@ -163,6 +159,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
           )
         : new GatewayError("not_found", { method: request.method, path });
     const rendered = renderError(error, "gateway", request.id);
+    if (!request.raw.complete) closeAfterEarlyAnswer(request, reply);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 

@@ -22,6 +22,8 @@ export interface WriteControl {
   release(reason: string): Promise<void>;
   /** Records what was delivered so far (the charge if the process dies before settling). */
   checkpoint?(usage: Usage): Promise<void>;
+  /** Makes the request durable before its first byte goes out (a crash then settles it). */
+  beginDelivery?(): Promise<void>;
   /** How often a long result writes a checkpoint. */
   checkpointMs?: number;
   /** Keep-alive comment interval of SSE streams. */
@@ -60,6 +62,11 @@ export async function writeLongResult(
   let failed = false;
   const checkpoints = startCheckpoints(request, result, control);
   try {
+    await control
+      .beginDelivery?.()
+      .catch((error: unknown) =>
+        request.log.error({ err: error, requestId: request.id }, "in-flight record failed"),
+      );
     response.writeHead(200, head);
     started = true;
     if (result.kind === "stream") {

@@ -4,9 +4,22 @@
  * SQLite file). A hold is a promise not to spend, not a movement of money: keeping it in memory
  * saves a write and a commit per request, and a crash loses nothing but the promises, which end
  * with the requests they covered. Holds on PostgreSQL (several instances) stay in the table.
+ * The in-flight row of a held request is written only once it starts delivering (a stream's
+ * first byte): until then a crash loses nothing the client received, so there is nothing to
+ * settle, and the common request (one answer at its settlement) writes no row at all.
  */
+import type { InflightRequestsTable } from "./schema.ts";
+
 export class HoldBook {
-  readonly #byRequest = new Map<string, { accountId: string; amountMicros: number }>();
+  readonly #byRequest = new Map<
+    string,
+    {
+      accountId: string;
+      amountMicros: number;
+      inflight?: InflightRequestsTable;
+      recorded?: boolean;
+    }
+  >();
   readonly #byAccount = new Map<string, number>();
 
   /** Sum of the open holds of `accountId`, leaving out the one of `exceptRequestId`. */
@@ -21,11 +34,32 @@ export class HoldBook {
     return this.#byRequest.get(requestId)?.amountMicros ?? 0;
   }
 
-  /** Places (or replaces) the hold of `requestId`; placing the same hold twice changes nothing. */
-  place(requestId: string, accountId: string, amountMicros: number): void {
+  /**
+   * Places (or replaces) the hold of `requestId`; placing the same hold twice changes nothing.
+   * `inflight` is the request's in-flight row, written only once it starts delivering.
+   */
+  place(
+    requestId: string,
+    accountId: string,
+    amountMicros: number,
+    inflight?: InflightRequestsTable,
+  ): void {
     this.remove(requestId);
-    this.#byRequest.set(requestId, { accountId, amountMicros });
+    this.#byRequest.set(requestId, { accountId, amountMicros, ...(inflight && { inflight }) });
     this.#byAccount.set(accountId, (this.#byAccount.get(accountId) ?? 0) + amountMicros);
+  }
+
+  /** The in-flight row to write now (once per hold), or undefined when written or unknown. */
+  takeInflight(requestId: string): InflightRequestsTable | undefined {
+    const hold = this.#byRequest.get(requestId);
+    if (!hold?.inflight || hold.recorded) return undefined;
+    hold.recorded = true;
+    return hold.inflight;
+  }
+
+  /** Whether the request's in-flight row was written (and must be deleted at settlement). */
+  recorded(requestId: string): boolean {
+    return this.#byRequest.get(requestId)?.recorded === true;
   }
 
   remove(requestId: string): void {

@@ -146,14 +146,9 @@ function suite(name: string, open: () => Promise<Backend>) {
     it("reports a charge above its hold", async () => {
       const id = await account(1_000);
       await backend.raw(
-        "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, request_id, created_at) values (?, ?, 'hold', 0, 100, 'req_x', 0)",
-        [`led_h_${id}`, id],
+        "insert into usage_records (request_id, account_id, model, endpoint, status, cost_micros, held_micros, created_at) values (?, ?, 'm', '/v1/chat/completions', 'succeeded', 700, 100, 0)",
+        [`req_${id}`, id],
       );
-      await backend.raw(
-        "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, request_id, created_at) values (?, ?, 'charge', -700, -100, 'req_x', 0)",
-        [`led_${id}`, id],
-      );
-      await backend.raw("update accounts set balance_micros = 300 where id = ?", [id]);
       const report = await store.verify();
       const found = report.problems.filter((problem) => problem.accountId === id);
       expect(found).toEqual([

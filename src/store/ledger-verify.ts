@@ -95,19 +95,19 @@ async function sumsByScan(db: Kysely<Database>): Promise<Map<string, Sums>> {
 }
 
 async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> {
-  // Charges are stored negative: a cost above its hold is an amount below the hold's release.
+  // Each settled request's usage record holds its charge and the hold it settled (in the table
+  // or, on SQLite, in memory), so the rule is checked there on every backend.
   const rows = await db
-    .selectFrom("ledger_entries")
-    .select(["id", "account_id", "amount_micros", "hold_micros", "request_id"])
-    .where("kind", "=", "charge")
-    .where(sql<boolean>`amount_micros < hold_micros`)
-    .orderBy("seq")
+    .selectFrom("usage_records")
+    .select(["request_id", "account_id", "cost_micros", "held_micros"])
+    .where(sql<boolean>`cost_micros > held_micros`)
+    .orderBy("created_at")
     .limit(MAX_CHARGES_LISTED + 1)
     .execute();
   const problems: LedgerProblem[] = rows.slice(0, MAX_CHARGES_LISTED).map((row) => ({
     kind: "charge_above_hold",
     accountId: row.account_id,
-    detail: `entry ${row.id} (request ${row.request_id ?? "none"}) charged ${-Number(row.amount_micros)} against a hold of ${-Number(row.hold_micros)}`,
+    detail: `request ${row.request_id} charged ${Number(row.cost_micros)} against a hold of ${Number(row.held_micros)}`,
   }));
   if (rows.length > MAX_CHARGES_LISTED) {
     problems.push({

@@ -133,6 +133,14 @@ export function hotQueries(db: Kysely<Database>) {
     insertUsage: queryTemplate((row: UsageRecordsTable) =>
       db.insertInto("usage_records").values(row),
     ),
+    deliverInflight: queryTemplate((p: { requestId: string; floor: number }) =>
+      db
+        .updateTable("inflight_requests")
+        .set({
+          floor_micros: sql`case when ${p.floor} < hold_micros then ${p.floor} else hold_micros end`,
+        })
+        .where("request_id", "=", p.requestId),
+    ),
     insertInflight: queryTemplate((row: InflightRequestsTable) =>
       db.insertInto("inflight_requests").values(row),
     ),
@@ -143,7 +151,8 @@ export function hotQueries(db: Kysely<Database>) {
 }
 export type Queries = ReturnType<typeof hotQueries>;
 
-function inflightRow(input: HoldInput): InflightRequestsTable {
+/** The in-flight row of a hold; `floorMicros` is what a crash charges (0 until it delivers). */
+function inflightRow(input: HoldInput, floorMicros: number): InflightRequestsTable {
   const now = Date.now();
   return {
     request_id: input.requestId,
@@ -153,7 +162,7 @@ function inflightRow(input: HoldInput): InflightRequestsTable {
     endpoint: input.endpoint,
     instance_id: input.instanceId,
     hold_micros: input.amountMicros,
-    floor_micros: Math.min(input.floorMicros, input.amountMicros),
+    floor_micros: Math.min(floorMicros, input.amountMicros),
     checkpoint_micros: 0,
     checkpoint_usage: null,
     created_at: now,
@@ -221,8 +230,8 @@ export function sqlBillingStore(
                 book.heldFor(accountId, requestId)
               : 0;
             if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
-            book.place(requestId, accountId, amountMicros);
-            yield q.insertInflight(inflightRow(input));
+            // The in-flight row waits until the request starts delivering (`recordInflight`).
+            book.place(requestId, accountId, amountMicros, inflightRow(input, input.floorMicros));
             return { placed: true as const };
           })
           .catch((error: unknown) => {
@@ -255,8 +264,22 @@ export function sqlBillingStore(
           reason: null,
           created_at: Date.now(),
         });
-        yield q.insertInflight(inflightRow(input));
+        // Charged nothing after a crash until it starts delivering (`recordInflight`).
+        yield q.insertInflight(inflightRow(input, 0));
         return { placed: true as const };
+      });
+    },
+
+    recordInflight(requestId, floorMicros) {
+      if (holds) {
+        const row = holds.takeInflight(requestId);
+        if (!row) return Promise.resolve();
+        return transactions.run(function* () {
+          yield q.insertInflight(row);
+        });
+      }
+      return transactions.run(function* () {
+        yield q.deliverInflight({ requestId, floor: floorMicros });
       });
     },
 
@@ -265,7 +288,8 @@ export function sqlBillingStore(
       const settled = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return { alreadySettled: true };
-        yield q.deleteInflight({ requestId: record.requestId });
+        if (!holds || holds.recorded(record.requestId))
+          yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
         yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory }));
@@ -279,7 +303,8 @@ export function sqlBillingStore(
       const released = transactions.run(function* () {
         const { held, closed } = yield* entriesFor(q.entries, record.requestId);
         if (closed) return;
-        yield q.deleteInflight({ requestId: record.requestId });
+        if (!holds || holds.recorded(record.requestId))
+          yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
         if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
         yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));

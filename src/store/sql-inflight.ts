@@ -1,10 +1,11 @@
 /**
  * @module store/sql-inflight
- * Crash recovery for billing: the in-flight rows written with every hold (see sql-billing.ts),
- * their checkpoints, instance heartbeats, and the settlement of requests whose process died.
- * A dead request is charged the larger of its input (`floor_micros`) and its last checkpoint,
- * never more than its hold; the rest of its hold is released in the same transaction, and its
- * usage record says `interrupted`. Settlement is idempotent like every other one (the ledger's
+ * Crash recovery for billing: the in-flight rows of held requests (see sql-billing.ts), their
+ * checkpoints, instance heartbeats, and the settlement of requests whose process died. A dead
+ * request that had started delivering is charged the larger of its input (`floor_micros`, set
+ * when delivery starts) and its last checkpoint, never more than its hold, and its usage record
+ * says `interrupted`; one that had delivered nothing is charged nothing (`failed`). The rest of
+ * the hold is released in the same transaction. Settlement is idempotent like every other one (the ledger's
  * unique `(request_id, kind)` index and the closed-request check).
  */
 import { type Kysely, type Selectable, sql } from "kysely";
@@ -57,7 +58,8 @@ export function deadRequestRecord(
     keyId: row.key_id,
     model: row.model,
     endpoint: row.endpoint,
-    status: "interrupted",
+    // Nothing delivered (it was waiting, or never began): a failed request, charged nothing.
+    status: cost > 0 ? "interrupted" : "failed",
     ...counts,
     costMicros: cost,
     heldMicros: hold,

@@ -206,7 +206,7 @@ function storeSuite(
       },
     );
 
-    it("settles a dead instance's requests at their checkpoint or input, never above the hold", async () => {
+    it("settles a dead instance's requests at their checkpoint or input (nothing before delivery), never above the hold", async () => {
       const accountId = await account(100_000);
       const place = (requestId: string, instanceId: string, floorMicros: number) =>
         store.placeHold({
@@ -225,7 +225,10 @@ function storeSuite(
       await store.heartbeat(alive, Date.now());
       await place(`${accountId}-d1`, dead, 300);
       await place(`${accountId}-d2`, dead, 300);
+      await place(`${accountId}-d3`, dead, 300);
       await place(`${accountId}-a1`, alive, 300);
+      // d3 never starts delivering: a crash charges it nothing.
+      for (const id of ["d1", "d2", "a1"]) await store.recordInflight(`${accountId}-${id}`, 300);
       const counts = {
         inputTokens: 1,
         cachedInputTokens: 0,
@@ -247,6 +250,13 @@ function storeSuite(
       expect((await store.findUsage(`${accountId}-d1`))?.costMicros).toBe(4_000);
       expect((await store.findUsage(`${accountId}-d1`))?.status).toBe("interrupted");
       expect((await store.findUsage(`${accountId}-d2`))?.costMicros).toBe(300);
+      // Holds kept in memory (SQLite) end with the process: no row, nothing to settle.
+      if (holds === "table")
+        expect(await store.findUsage(`${accountId}-d3`)).toMatchObject({
+          status: "failed",
+          costMicros: 0,
+        });
+      else await store.releaseHold(record(accountId, `${accountId}-d3`, 0), "test");
       expect(await store.findUsage(`${accountId}-a1`)).toBeUndefined();
       // Settling again changes nothing.
       await store.settleDeadRequests({ instanceId: dead });

@@ -253,6 +253,13 @@ export interface BillingStore {
   releaseHold(record: UsageRecord, reason: string): Promise<void>;
   /** Releases holds with no charge or release, created before `createdBefore`. */
   releaseOpenHolds(createdBefore: number, reason: string): Promise<number>;
+  /**
+   * The request starts delivering (a stream's first byte): from now on a restart charges it at
+   * least `floorMicros` (its input). Before, a crash charges it nothing, like any failed request.
+   * Holds in the table have had their row since the hold (for the hold's release); holds kept
+   * in memory (SQLite) get theirs here, once.
+   */
+  recordInflight(requestId: string, floorMicros: number): Promise<void>;
   /** Records what a long request has delivered so far (the charge if the process dies now). */
   checkpoint(checkpoint: UsageCheckpoint): Promise<void>;
   /**

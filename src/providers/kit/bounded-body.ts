@@ -69,16 +69,14 @@ export function boundedBody(
       iterator ??= chunks();
       return iterator;
     },
-    async text() {
+    text() {
       // A declared length within the limit bounds the body already (the parser frames the
       // message by it), so the raw body's own reader may take it whole.
       if (!iterator && raw.text && declaredLength !== undefined && declaredLength <= limit) {
         iterator = EMPTY;
         return raw.text();
       }
-      const parts: Buffer[] = [];
-      for await (const chunk of body) parts.push(chunk);
-      return Buffer.concat(parts).toString("utf8");
+      return readChunks(body);
     },
     async json() {
       return JSON.parse(await body.text()) as unknown;
@@ -88,6 +86,12 @@ export function boundedBody(
     },
   };
   return body;
+}
+
+async function readChunks(body: AsyncIterable<Buffer>): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const chunk of body) parts.push(chunk);
+  return Buffer.concat(parts).toString("utf8");
 }
 
 /** A `content-length` header as a number, when it is one. */

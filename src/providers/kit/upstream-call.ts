@@ -50,14 +50,21 @@ export function badResponse(detail: string, cause?: unknown, body?: unknown): Up
  * Reads the whole body as text within the client's limit. A failed read (connection cut,
  * idle timeout, too large, client gone) is the matching `UpstreamError`.
  */
-export async function readBodyText(
+export function readBodyText(
   response: UpstreamResponse,
   signal: AbortSignal | undefined,
 ): Promise<string> {
-  try {
-    return await response.body.text();
-  } catch (error) {
+  return response.body.text().catch((error: unknown) => {
     throw toUpstreamError(error, signal);
+  });
+}
+
+/** Parses a JSON text; text that is not JSON is a protocol error. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw badResponse("invalid JSON", error);
   }
 }
 
@@ -66,24 +73,20 @@ export async function readJsonBody(
   response: UpstreamResponse,
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
-  const text = await readBodyText(response, signal);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw badResponse("invalid JSON", error);
-  }
+  return parseJson(await readBodyText(response, signal));
 }
 
 /**
  * Reads a JSON object (not an array, string or `null`) and maps it with `read`. Anything `read`
  * throws that is not already an `UpstreamError` (a field of the wrong type) is a protocol error.
+ * (One async step on the hot path: the body's text, then synchronous work.)
  */
 export async function readJsonObject<T>(
   response: UpstreamResponse,
   signal: AbortSignal | undefined,
   read: (body: Record<string, unknown>) => T,
 ): Promise<T> {
-  const body = await readJsonBody(response, signal);
+  const body = parseJson(await readBodyText(response, signal));
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw badResponse("JSON that is not an object", undefined, body);
   try {
