@@ -101,6 +101,8 @@ function usageRecord(input: ReserveInput, usage: Usage, started: number, now: nu
     ttfbMs: null,
     breakdown: null,
     createdAt: now,
+    overrunMicros: 0,
+    outputCapLoweredTo: null,
   };
 }
 
@@ -143,23 +145,22 @@ export function createLedgerBilling(
         heldMicros: hold,
         settle(usage, details = {}) {
           settled ??= (async () => {
-            const { lineItemsTotal: _total, ...settlement } = priceWithinHold(
-              input.model,
-              usage,
-              hold,
-            );
-            await store.settle({
-              ...usageRecord(input, usage, started, clock()),
-              status: details.status ?? "succeeded",
-              costMicros: settlement.costMicros,
-              heldMicros: hold,
-              upstreamRequestId: details.upstreamRequestId ?? null,
-              ttfbMs: details.ttfbMs === undefined ? null : Math.round(details.ttfbMs),
-              breakdown: settlement.breakdown,
-              overrunMicros: settlement.overrunMicros,
-              outputCapLoweredTo: input.outputCapLoweredTo ?? null,
-            });
-            return settlement;
+            const priced = priceWithinHold(input.model, usage, hold);
+            const record = usageRecord(input, usage, started, clock());
+            record.status = details.status ?? "succeeded";
+            record.costMicros = priced.costMicros;
+            record.heldMicros = hold;
+            record.upstreamRequestId = details.upstreamRequestId ?? null;
+            record.ttfbMs = details.ttfbMs === undefined ? null : Math.round(details.ttfbMs);
+            record.breakdown = priced.breakdown;
+            record.overrunMicros = priced.overrunMicros;
+            record.outputCapLoweredTo = input.outputCapLoweredTo ?? null;
+            await store.settle(record);
+            return {
+              costMicros: priced.costMicros,
+              breakdown: priced.breakdown,
+              overrunMicros: priced.overrunMicros,
+            };
           })();
           return settled;
         },

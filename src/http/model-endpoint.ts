@@ -267,6 +267,7 @@ export function registerModelEndpoint<S extends TSchema>(
           release: (reason) => reservation!.release(reason),
           checkpoint: (usage) => reservation!.checkpoint(usage),
           beginDelivery: () => reservation!.beginDelivery(),
+          settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
           heartbeatMs: services.config.server.sse_heartbeat_ms,
         });

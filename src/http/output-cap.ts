@@ -70,13 +70,18 @@ export async function holdRequest<S extends TSchema>(
   const estimate = await estimateCost?.(sent, model);
   const place = (cost: CostEstimate | undefined, outputCapLoweredTo?: number) =>
     services.billing.reserve({
-      ...reserve,
+      requestId: reserve.requestId,
+      accountId: reserve.accountId,
+      keyId: reserve.keyId,
+      model: reserve.model,
+      endpoint: reserve.endpoint,
       estimateMicros: cost?.costMicros ?? 0,
       floorMicros: cost?.floorMicros,
       outputCapLoweredTo,
     });
   try {
-    return { body: sent, reservation: await place(estimate) };
+    const reservation = await place(estimate);
+    return { body: sent, reservation };
   } catch (error) {
     if (
       !control ||

@@ -22,6 +22,8 @@ export interface WriteControl {
   release(reason: string): Promise<void>;
   /** Records what was delivered so far (the charge if the process dies before settling). */
   checkpoint?(usage: Usage): Promise<void>;
+  /** True once the request was settled (a stream that ran to its end settles itself). */
+  settled?(): boolean;
   /** Makes the request durable before its first byte goes out (a crash then settles it). */
   beginDelivery?(): Promise<void>;
   /** How often a long result writes a checkpoint. */
@@ -85,14 +87,17 @@ export async function writeLongResult(
     // Charge what was delivered, even when the client went away or the upstream broke
     // mid-stream; an upstream failure before anything was delivered, or a response that could
     // not even start, is charged nothing.
-    const usage = started ? await result.usage().catch(() => undefined) : undefined;
-    const interrupted = result.interrupted?.() === true;
-    await (usage
-      ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
-      : control.release("upstream failed mid-stream")
-    ).catch((error: unknown) =>
-      request.log.error({ err: error, requestId: request.id }, "settlement failed"),
-    );
+    // A stream that ran to its end settled itself (its final usage is known): nothing to count.
+    if (!control.settled?.()) {
+      const usage = started ? await result.usage().catch(() => undefined) : undefined;
+      const interrupted = result.interrupted?.() === true;
+      await (usage
+        ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
+        : control.release("upstream failed mid-stream")
+      ).catch((error: unknown) =>
+        request.log.error({ err: error, requestId: request.id }, "settlement failed"),
+      );
+    }
     control.lease.release();
     // Bytes have no error frame: a binary body cut short is cut for the client too (no final
     // chunk), so a truncated file is never taken for a complete one.

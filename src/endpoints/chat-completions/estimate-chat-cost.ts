@@ -46,6 +46,12 @@ export function outputCap(body: ChatCompletionRequest, model: CatalogModel): num
 
 /** The request with an explicit output cap (what is sent upstream, and what the hold covers). */
 export function withOutputCap(body: ChatCompletionRequest, cap: number): ChatCompletionRequest {
+  // Already explicit (the common case): the body as it is.
+  if (
+    body.max_completion_tokens === cap ||
+    (body.max_completion_tokens === undefined && body.max_tokens === cap)
+  )
+    return body;
   return body.max_completion_tokens !== undefined
     ? { ...body, max_completion_tokens: cap, max_tokens: undefined }
     : { ...body, max_tokens: cap };
@@ -80,12 +86,13 @@ export async function estimateChatCost(
       source: "estimated",
     },
   });
-  const floor = priceUsage(model.pricing, {
-    tokens: {
-      input: { total: inputFloorTokens(text.length, images), cacheRead: 0, cacheWrite: 0 },
-      output: { total: 0, reasoning: 0 },
-      source: "estimated",
-    },
-  });
-  return { ...priced, floorMicros: Math.min(floor.costMicros, priced.costMicros) };
+  // The floor is the priced input line scaled to the floor's token count (no second pricing).
+  const inputLine = priced.lineItems.find((item) => item.item === "input")?.costMicros ?? 0;
+  const floorMicros =
+    input > 0 ? Math.floor((inputLine * inputFloorTokens(text.length, images)) / input) : 0;
+  return {
+    costMicros: priced.costMicros,
+    lineItems: priced.lineItems,
+    floorMicros: Math.min(floorMicros, priced.costMicros),
+  };
 }

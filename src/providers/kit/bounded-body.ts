@@ -40,6 +40,66 @@ export function tooLargeError(limit: number, what = "answer"): UpstreamError {
   });
 }
 
+/** A body read at most to its limit (one object per response, methods on the prototype). */
+class BoundedBody implements UpstreamBody {
+  readonly #raw: RawBody;
+  readonly #limit: number;
+  readonly #declared: number | undefined;
+  readonly #what: string;
+  #iterator: AsyncIterator<Buffer> | undefined;
+
+  constructor(raw: RawBody, limit: number, declared: number | undefined, what: string) {
+    this.#raw = raw;
+    this.#limit = limit;
+    this.#declared = declared;
+    this.#what = what;
+  }
+
+  async *#chunks(): AsyncGenerator<Buffer> {
+    const limit = this.#limit;
+    if (this.#declared !== undefined && this.#declared > limit) {
+      discard(this.#raw);
+      throw tooLargeError(limit, this.#what);
+    }
+    let seen = 0;
+    // Leaving the loop (by the throw, or a consumer that stops early) closes the body.
+    for await (const chunk of this.#raw) {
+      seen += chunk.length;
+      if (seen > limit) throw tooLargeError(limit, this.#what);
+      yield chunk;
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    this.#iterator ??= this.#chunks();
+    return this.#iterator;
+  }
+
+  text(): Promise<string> {
+    // A declared length within the limit bounds the body already (the parser frames the
+    // message by it), so the raw body's own reader may take it whole.
+    const raw = this.#raw;
+    if (
+      !this.#iterator &&
+      raw.text &&
+      this.#declared !== undefined &&
+      this.#declared <= this.#limit
+    ) {
+      this.#iterator = EMPTY;
+      return raw.text();
+    }
+    return readChunks(this);
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text()) as unknown;
+  }
+
+  destroy(): void {
+    discard(this.#raw);
+  }
+}
+
 /**
  * Wraps `raw` so that at most `limit` bytes are read from it. `declaredLength` (the
  * `content-length` header) fails an oversized answer before any of it is read.
@@ -50,42 +110,7 @@ export function boundedBody(
   declaredLength: number | undefined,
   what = "answer",
 ): UpstreamBody {
-  let iterator: AsyncIterator<Buffer> | undefined;
-  async function* chunks(): AsyncGenerator<Buffer> {
-    if (declaredLength !== undefined && declaredLength > limit) {
-      discard(raw);
-      throw tooLargeError(limit, what);
-    }
-    let seen = 0;
-    // Leaving the loop (by the throw, or a consumer that stops early) closes the body.
-    for await (const chunk of raw) {
-      seen += chunk.length;
-      if (seen > limit) throw tooLargeError(limit, what);
-      yield chunk;
-    }
-  }
-  const body: UpstreamBody = {
-    [Symbol.asyncIterator]() {
-      iterator ??= chunks();
-      return iterator;
-    },
-    text() {
-      // A declared length within the limit bounds the body already (the parser frames the
-      // message by it), so the raw body's own reader may take it whole.
-      if (!iterator && raw.text && declaredLength !== undefined && declaredLength <= limit) {
-        iterator = EMPTY;
-        return raw.text();
-      }
-      return readChunks(body);
-    },
-    async json() {
-      return JSON.parse(await body.text()) as unknown;
-    },
-    destroy() {
-      discard(raw);
-    },
-  };
-  return body;
+  return new BoundedBody(raw, limit, declaredLength, what);
 }
 
 async function readChunks(body: AsyncIterable<Buffer>): Promise<string> {
