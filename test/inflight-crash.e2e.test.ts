@@ -11,21 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { PG_URL, postgresReachable } from "./support/postgres.ts";
 import { CLI, type SpawnedGateway, spawnGateway } from "./support/spawn-gateway.ts";
 
 const ADMIN_KEY = `sk-${"Inflight".repeat(6)}`;
-const PG_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 const pgAvailable = await postgresReachable();
 
 interface UsageRow {

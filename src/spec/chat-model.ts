@@ -102,3 +102,28 @@ export interface ChatModel {
   /** Resolves once the upstream has answered with a success status; errors before that reject. */
   doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>>;
 }
+
+/**
+ * The chat options carried in `extraBody` and sent as they are to OpenAI-compatible vendors:
+ * OpenAI's own, and those OpenAI-compatible vendors add (`top_k`, `thinking`, DashScope's
+ * `enable_thinking`). Each is free or billed within the reported token usage; the chat endpoint
+ * decides which values a client may send (docs/request-fields.md).
+ */
+export const CHAT_EXTRA_FIELDS: ReadonlySet<string> = new Set([
+  "parallel_tool_calls",
+  "logprobs",
+  "top_logprobs",
+  "logit_bias",
+  "metadata",
+  "store",
+  "reasoning_effort",
+  "verbosity",
+  "prediction",
+  "prompt_cache_key",
+  "safety_identifier",
+  "service_tier",
+  "modalities",
+  "top_k",
+  "thinking",
+  "enable_thinking",
+]);

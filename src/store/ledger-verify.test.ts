@@ -10,20 +10,8 @@ import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PG_URL, postgresReachable } from "../../test/support/postgres.ts";
 import { BalanceOutOfRange, openStore, type Store } from "./index.ts";
-
-const PG_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Backend {
   store: Store;

@@ -7,22 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PG_URL, postgresReachable } from "../../test/support/postgres.ts";
 import { openStore, type Store, type UsageRecord } from "./index.ts";
 
 const HOLD_DEFAULTS = { endpoint: "/v1/chat/completions", instanceId: "test", floorMicros: 0 };
-
-const PG_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const pgAvailable = await postgresReachable();
 

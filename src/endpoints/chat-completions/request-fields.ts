@@ -2,7 +2,7 @@
  * @module endpoints/chat-completions/request-fields
  * Which chat request fields reach the vendor, so that everything sent is billed as sent:
  * - the fields the gateway models (`convert-chat-request.ts`);
- * - {@link FORWARDED_FIELDS}: options billed as ordinary tokens, passed on as they are;
+ * - `CHAT_EXTRA_FIELDS` (src/spec): options billed as ordinary tokens, passed on as they are;
  * - priced options the gateway cannot bill (a non-default service tier, web search, audio
  *   output, a vendor's built-in tools, DashScope's thinking mode or search) are refused with
  *   400 `unsupported_parameter` naming the field ({@link refuseUnbilledOptions});
@@ -10,6 +10,7 @@
  * See docs/request-fields.md.
  */
 import { GatewayError } from "../../errors/index.ts";
+import { CHAT_EXTRA_FIELDS } from "../../spec/index.ts";
 import { BUILT_IN_TOOL_TYPES, type ChatCompletionRequest } from "./schema.ts";
 
 /** Fields the gateway converts itself (`convert-chat-request.ts`). */
@@ -31,31 +32,6 @@ export const MODELED_FIELDS: ReadonlySet<string> = new Set([
   "tool_choice",
   "response_format",
   "user",
-]);
-
-/**
- * Fields sent on as they are (in `extraBody`; adapters of other protocols translate or drop
- * them). Each is free, or billed within the token usage the vendor reports: logprobs, stored
- * completions, reasoning effort (reasoning tokens are output tokens), predicted outputs
- * (rejected prediction tokens are counted in `completion_tokens`).
- */
-export const FORWARDED_FIELDS: ReadonlySet<string> = new Set([
-  "parallel_tool_calls",
-  "logprobs",
-  "top_logprobs",
-  "logit_bias",
-  "metadata",
-  "store",
-  "reasoning_effort",
-  "verbosity",
-  "prediction",
-  "prompt_cache_key",
-  "safety_identifier",
-  "service_tier",
-  "modalities",
-  "top_k",
-  "thinking",
-  "enable_thinking",
 ]);
 
 interface UnbilledOption {
@@ -145,7 +121,7 @@ export function splitExtraFields(body: ChatCompletionRequest): {
   const dropped: string[] = [];
   for (const [key, value] of Object.entries(body)) {
     if (MODELED_FIELDS.has(key)) continue;
-    if (FORWARDED_FIELDS.has(key)) extraBody[key] = value;
+    if (CHAT_EXTRA_FIELDS.has(key)) extraBody[key] = value;
     else dropped.push(key);
   }
   return { extraBody, dropped };

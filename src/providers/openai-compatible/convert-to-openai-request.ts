@@ -2,40 +2,17 @@
  * @module providers/openai-compatible/convert-to-openai-request
  * Builds the OpenAI chat completions request body from normalized call options. Of the fields
  * the normalized options do not model (`extraBody`), only those this protocol knows are passed
- * on ({@link OPENAI_EXTRA_FIELDS}); any other is dropped with an unsupported warning, so nothing
+ * on (`CHAT_EXTRA_FIELDS` of src/spec); any other is dropped with an unsupported warning, so nothing
  * reaches the vendor that the gateway did not decide to send.
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
-import type {
-  CallWarning,
-  ChatCallOptions,
-  ChatContentPart,
-  ChatMessage,
+import {
+  type CallWarning,
+  CHAT_EXTRA_FIELDS,
+  type ChatCallOptions,
+  type ChatContentPart,
+  type ChatMessage,
 } from "../../spec/index.ts";
-
-/**
- * `extraBody` fields sent as they are: OpenAI's own, and those OpenAI-compatible vendors add
- * (`top_k`, `thinking`, DashScope's `enable_thinking`). The endpoints decide which of them a
- * client may send and with which values.
- */
-export const OPENAI_EXTRA_FIELDS: ReadonlySet<string> = new Set([
-  "parallel_tool_calls",
-  "logprobs",
-  "top_logprobs",
-  "logit_bias",
-  "metadata",
-  "store",
-  "reasoning_effort",
-  "verbosity",
-  "prediction",
-  "prompt_cache_key",
-  "safety_identifier",
-  "service_tier",
-  "modalities",
-  "top_k",
-  "thinking",
-  "enable_thinking",
-]);
 
 export interface OpenAIRequest {
   body: Record<string, unknown>;
@@ -97,7 +74,7 @@ export function convertToOpenAIRequest(options: ChatCallOptions, stream: boolean
   const warnings: CallWarning[] = [];
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options.extraBody ?? {})) {
-    if (OPENAI_EXTRA_FIELDS.has(key)) body[key] = value;
+    if (CHAT_EXTRA_FIELDS.has(key)) body[key] = value;
     else warnings.push({ type: "unsupported", setting: key });
   }
   body.model = options.upstreamModel;
