@@ -35,7 +35,7 @@ export function chatBody(stream: boolean): string {
 }
 
 /** User + system CPU time of a process so far, in microseconds; undefined off Linux. */
-function cpuMicros(pid: number | undefined): number | undefined {
+export function cpuMicros(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
