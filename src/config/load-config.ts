@@ -45,7 +45,7 @@ function envBoolean(raw: string): boolean | string {
 }
 
 /** Environment variable → [section (or "" for the root), key, parser]. */
-const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unknown]> = {
+export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unknown]> = {
   HOST: ["server", "host", String],
   PORT: ["server", "port", envInteger],
   PUBLIC_URL: ["server", "public_url", String],
