@@ -212,7 +212,8 @@ describe("pictor image generation", () => {
     expect(upstream.input).toEqual({
       messages: [{ role: "user", content: [{ image: REF }, { text: "make it purple" }] }],
     });
-    expect(upstream.parameters).toEqual({ size: "1024*1024", n: 1 });
+    // Spec 2.3: `watermark` defaults to false, sent as such whatever the vendor's default.
+    expect(upstream.parameters).toEqual({ size: "1024*1024", n: 1, watermark: false });
   });
 
   it("is deterministic in prompt and seed", async () => {

@@ -119,7 +119,8 @@ export async function runPictor(
       n: 1,
       size,
       ...(parameters.seed !== undefined ? { seed: parameters.seed } : {}),
-      ...(parameters.watermark !== undefined ? { watermark: parameters.watermark } : {}),
+      // Spec 2.3: the watermark is off unless asked for, whatever the vendor's own default.
+      watermark: parameters.watermark ?? false,
       ...(parameters.negative_prompt !== undefined
         ? { negativePrompt: parameters.negative_prompt }
         : {}),
