@@ -168,6 +168,31 @@ describe("image edits", () => {
     expect(error.message).toMatch(/imgmodel-nomask/);
   });
 
+  it("answers every field of spec 2.4 for a legacy-img-2 edit through the openai package", async () => {
+    const result = await client.images.edit({
+      model: "legacy-img-2",
+      image: await toFile(pngBytes(64, 64, { alpha: true }), "a.png", { type: "image/png" }),
+      prompt: "add a hat",
+      size: "256x256",
+    });
+    expect(typeof result.created).toBe("number");
+    expect(result.data).toHaveLength(1);
+    expect(describeImage(Buffer.from(result.data?.[0]?.b64_json ?? "", "base64"))).toMatchObject({
+      width: 256,
+      height: 256,
+    });
+    expect(result.background).toBe("opaque");
+    expect(result.output_format).toBe("png");
+    expect(result.quality).toBe("standard");
+    expect(result.size).toBe("256x256");
+    // Priced per picture: the tokens are the gateway's own count (docs/images.md).
+    const usage = result.usage!;
+    expect(usage.input_tokens_details).toEqual({ text_tokens: 3, image_tokens: 194 });
+    expect(usage.input_tokens).toBe(197);
+    expect(usage.output_tokens).toBe(Math.ceil((1056 * 256 * 256) / (1024 * 1024)));
+    expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens);
+  });
+
   it("answers b64_json to response_format=url on imgmodel-*, and a link on legacy-img-2", async () => {
     const response = await edit([
       ["model", "imgmodel-1"],
@@ -190,7 +215,9 @@ describe("image edits", () => {
     expect(legacy.status).toBe(200);
     expect(legacy.headers.get("x-switchyard-cost-micros")).toBe("18000");
     const legacyBody = (await legacy.json()) as { created: number; data: { url: string }[] };
-    expect(Object.keys(legacyBody)).toEqual(["created", "data"]);
+    expect(Object.keys(legacyBody).sort()).toEqual(
+      ["background", "created", "data", "output_format", "quality", "size", "usage"].sort(),
+    );
     const download = await fetch(legacyBody.data[0]?.url ?? "");
     expect(describeImage(Buffer.from(await download.arrayBuffer()))).toEqual({
       type: "png",

@@ -156,5 +156,5 @@ export async function runImageEdit(
       abortSignal: context.signal,
     });
   });
-  return finishImages(context, job, result, checked.options);
+  return finishImages(context, job, result, checked.options, "edit");
 }

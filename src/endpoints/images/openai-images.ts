@@ -10,7 +10,12 @@ import type { OperationContext, OperationResult } from "../../http/model-endpoin
 import { compileValidator } from "../../http/validate.ts";
 import type { CallWarning, ImageResult, ImageSize, ImageTokenUsage } from "../../spec/index.ts";
 import { callImageModel, warningHeaders } from "./image-call.ts";
-import { type ImageJob, settleImageUsage, toOpenAIImageUsage } from "./image-cost.ts";
+import {
+  countImageTokens,
+  type ImageJob,
+  settleImageUsage,
+  toOpenAIImageUsage,
+} from "./image-cost.ts";
 import {
   parseSize,
   type ResolvedOptions,
@@ -20,6 +25,10 @@ import {
 import { OpenAIImageRequest } from "./schema.ts";
 
 const validateSchema = compileValidator(OpenAIImageRequest);
+
+const DEFAULT_SIZE: ImageSize = { width: 1024, height: 1024 };
+/** The quality of GPT-image's token table used to count pictures of models priced per picture. */
+const UNPRICED_TOKEN_QUALITY = "medium";
 
 /** Checks an OpenAI images body for the model; the mapped options come with it. */
 export function validateOpenAIGeneration(
@@ -53,7 +62,12 @@ function outputSize(result: ImageResult, options: ResolvedOptions): ImageSize | 
   return options.common.size === "auto" ? undefined : { width: 1024, height: 1024 };
 }
 
-/** The OpenAI-shaped body of a finished generation or edit. */
+/**
+ * The OpenAI-shaped body of a finished generation or edit. An edit carries every field of spec
+ * 2.4 whatever the family: the vendor's values where it gave them, else the request's, else the
+ * defaults the model works with (docs/images.md says which are computed). A generation by a
+ * DALL·E-style model answers just the pictures, as that vendor does.
+ */
 export function buildImagesBody(
   context: OperationContext,
   result: ImageResult,
@@ -65,16 +79,16 @@ export function buildImagesBody(
     image.b64Json ? { b64_json: image.b64Json } : { url: image.url ?? "" },
   );
   const created = result.created ?? Math.floor(context.services.now() / 1000);
-  // DALL·E-style models answer just the pictures.
-  if (!takesGptOptions(context.model)) return { created, data };
+  const gpt = takesGptOptions(context.model);
+  if (!tokens) return { created, data };
   return {
     created,
     data,
     background: result.background ?? options.common.background ?? "opaque",
     output_format: result.outputFormat ?? options.outputFormat,
-    quality: result.quality ?? options.common.quality ?? "auto",
+    quality: result.quality ?? options.common.quality ?? (gpt ? "auto" : "standard"),
     size: result.size ?? (size ? `${size.width}x${size.height}` : "auto"),
-    ...(tokens ? { usage: toOpenAIImageUsage(tokens) } : {}),
+    usage: toOpenAIImageUsage(tokens),
   };
 }
 
@@ -84,14 +98,26 @@ export async function finishImages(
   job: ImageJob,
   result: ImageResult,
   options: ResolvedOptions,
+  operation: "generation" | "edit",
 ): Promise<OperationResult> {
   const size = outputSize(result, options);
   const { usage, tokens } = await settleImageUsage(context.model, job, result, size);
   await context.settle(usage, { upstreamRequestId: result.upstreamRequestId });
+  // An edit by a model priced per picture shows the gateway's own token count (spec 2.4).
+  const shownTokens =
+    tokens ??
+    (operation === "generation"
+      ? undefined
+      : await countImageTokens(
+          job,
+          result.images.length,
+          size ?? DEFAULT_SIZE,
+          UNPRICED_TOKEN_QUALITY,
+        ));
   const warnings: CallWarning[] = [...options.warnings, ...result.warnings];
   return {
     kind: "json",
-    body: buildImagesBody(context, result, options, tokens, size),
+    body: buildImagesBody(context, result, options, shownTokens, size),
     usage,
     headers: warningHeaders(warnings),
   };
@@ -115,5 +141,5 @@ export async function runOpenAIGeneration(
       abortSignal: context.signal,
     }),
   );
-  return finishImages(context, job, result, options);
+  return finishImages(context, job, result, options, "generation");
 }
