@@ -287,11 +287,12 @@ describe("pictor image generation", () => {
       "InvalidParameter",
     );
     expect(unreachable.message).toMatch(/Failed to download multimodal content/);
-    await expectProviderError(
-      await post(pictor("pictor-image-2.0", [{ text: "busy [[sandbox:status=429]]" }])),
-      429,
-      "Throttling.RateQuota",
+    const busy = await post(
+      pictor("pictor-image-2.0", [{ text: "busy [[sandbox:status=429;retry-after=7]]" }]),
     );
+    // The vendor's Retry-After reaches the client with its own code.
+    expect(busy.headers.get("retry-after")).toBe("7");
+    await expectProviderError(busy, 429, "Throttling.RateQuota");
   });
 
   it("answers 402 (message only) when the balance cannot cover the image", async () => {

@@ -39,7 +39,14 @@ export function keepVendorRateLimitCode(error: unknown): unknown {
   return new GatewayError(
     "upstream_rate_limited",
     { detail: error.message },
-    { providerCode: error.vendorCode, message: error.message, cause: error },
+    {
+      providerCode: error.vendorCode,
+      message: error.message,
+      cause: error,
+      ...(error.retryAfterSeconds === undefined
+        ? {}
+        : { headers: { "retry-after": String(error.retryAfterSeconds) } }),
+    },
   );
 }
 

@@ -40,15 +40,7 @@ export async function readDashScopeError(response: UpstreamResponse): Promise<Up
   const error = await readUpstreamError(response, readDashScopeErrorFields);
   const requestId = (error.body as DashScopeErrorBody | undefined)?.request_id;
   if (error.upstreamRequestId || typeof requestId !== "string") return error;
-  return new UpstreamError({
-    kind: error.kind,
-    status: error.status,
-    message: error.message,
-    body: error.body,
-    vendorCode: error.vendorCode,
-    upstreamRequestId: requestId,
-    cause: error.cause,
-  });
+  return error.with({ upstreamRequestId: requestId });
 }
 
 /** An error reported inside a 200 answer (an SSE `error` event, or a body with `code`). */
