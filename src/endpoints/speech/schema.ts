@@ -28,9 +28,8 @@ export const SpeechRequest = Type.Object(
     ),
     speed: Type.Optional(
       Type.Number({
-        minimum: 0.25,
-        maximum: 4,
-        description: "Accepted for compatibility; has no effect (use `instructions`).",
+        description:
+          "Accepted for compatibility, any number; has no effect (use `instructions`). Spec 2.9.",
       }),
     ),
     stream_format: Type.Optional(
