@@ -10,3 +10,4 @@ export * from "./speech-model.ts";
 export * from "./upstream-error.ts";
 export * from "./usage.ts";
 export * from "./warning.ts";
+export * from "./video-model.ts";
