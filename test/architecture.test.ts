@@ -44,8 +44,20 @@ const ALLOWED: Record<string, string[]> = {
   limits: ["store", "errors"],
   routing: ["catalog", "spec", "errors"],
   providers: ["spec", "catalog"],
-  http: ["auth", "billing", "catalog", "config", "errors", "limits", "spec", "store", "providers"],
-  endpoints: ["http", "auth", "billing", "catalog", "routing", "spec", "store", "errors"],
+  tasks: ["billing", "catalog", "spec", "store"],
+  http: [
+    "auth",
+    "billing",
+    "catalog",
+    "config",
+    "errors",
+    "limits",
+    "spec",
+    "store",
+    "providers",
+    "tasks",
+  ],
+  endpoints: ["http", "auth", "billing", "catalog", "routing", "spec", "store", "errors", "tasks"],
   sandbox: [],
 };
 

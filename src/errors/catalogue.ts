@@ -149,6 +149,22 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "API key '{id}' does not exist.",
   },
+  task_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "Video task '{id}' does not exist.",
+  },
+  task_not_cancelable: {
+    status: 409,
+    type: "invalid_request_error",
+    message: "Video task '{id}' cannot be canceled: {detail}",
+  },
+  idempotency_conflict: {
+    status: 409,
+    type: "invalid_request_error",
+    message:
+      "Idempotency-Key '{key}' was used for a different request body; use a new key for a new request.",
+  },
 
   // Billing and quotas
   balance_limit_exceeded: {

@@ -43,6 +43,8 @@ export interface OperationContext {
 
 export type OperationResult =
   | { kind: "json"; status?: number; body: unknown; usage: Usage; headers?: Record<string, string> }
+  /** Work taken on for later (a video task): it owns its hold and its settlement. */
+  | { kind: "accepted"; status: number; body: unknown; headers?: Record<string, string> }
   | {
       kind: "stream";
       frames: AsyncIterable<SseFrame>;
@@ -85,6 +87,11 @@ export interface ModelEndpoint<S extends TSchema> {
   validateForModel?(body: Static<S>, model: CatalogModel): void;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
   estimateCost?(body: Static<S>, model: CatalogModel): Promise<CostEstimate>;
+  /**
+   * The operation places its own durable hold and settles it later (video tasks): the pipeline
+   * places none and answers `accepted` results without a charge. `estimateCost` still quotes.
+   */
+  holdsItself?: boolean;
   /** Token endpoints: the output cap sent upstream (always explicit; lowered to fit the balance). */
   outputCap?: OutputCapControl<Static<S>>;
   run(body: Static<S>, context: OperationContext): Promise<OperationResult>;
@@ -218,17 +225,20 @@ export function registerModelEndpoint<S extends TSchema>(
         return settlement;
       };
       try {
-        const held = await holdRequest(services, endpoint, validated, catalogModel, {
-          requestId: request.id,
-          accountId: caller.accountId,
-          keyId: caller.key.id,
-          model: catalogModel,
-          endpoint: endpoint.path,
-        });
-        reservation = held.reservation;
-        const body = held.body;
-        if (held.loweredTo !== undefined)
-          reply.header("x-switchyard-output-cap-lowered", String(held.loweredTo));
+        let body = validated;
+        if (!endpoint.holdsItself) {
+          const held = await holdRequest(services, endpoint, validated, catalogModel, {
+            requestId: request.id,
+            accountId: caller.accountId,
+            keyId: caller.key.id,
+            model: catalogModel,
+            endpoint: endpoint.path,
+          });
+          reservation = held.reservation;
+          body = held.body;
+          if (held.loweredTo !== undefined)
+            reply.header("x-switchyard-output-cap-lowered", String(held.loweredTo));
+        }
         const result = await endpoint.run(body, {
           requestId: request.id,
           accountId: caller.accountId,
@@ -241,6 +251,18 @@ export function registerModelEndpoint<S extends TSchema>(
         });
         upstreamAnsweredAt = performance.now();
         const ttfbMs = upstreamAnsweredAt - started;
+        if (result.kind === "accepted") {
+          reply.headers({ ...lease.headers, ...result.headers }).code(result.status);
+          finish(request, services, {
+            model: catalogModel,
+            status: result.status,
+            started,
+            ttfbMs,
+            costMicros: 0,
+          });
+          lease.release();
+          return reply.send(result.body);
+        }
         if (result.kind === "json") {
           const { costMicros } = await settle(result.usage);
           reply

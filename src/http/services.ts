@@ -11,6 +11,7 @@ import type { Config } from "../config/schema.ts";
 import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { Store } from "../store/index.ts";
+import type { VideoTaskService } from "../tasks/index.ts";
 
 export interface Services {
   config: Config;
@@ -22,6 +23,8 @@ export interface Services {
   quotas: QuotaLimiter;
   /** Login and registration attempt limits. */
   attempts: AttemptLimiter;
+  /** The video task engine, as the video endpoints use it. */
+  videoTasks: VideoTaskService;
   logger: Logger;
   /** Unix milliseconds; injectable for tests. */
   now(): number;

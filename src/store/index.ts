@@ -5,13 +5,15 @@
 import { type DatabaseHandle, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
-import { sqlBillingStore } from "./sql-billing.ts";
+import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
+import { sqlTaskStore } from "./sql-tasks.ts";
 import type { Store } from "./types.ts";
 
 export { describeDatabaseUrl } from "./connect.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
 export { BalanceOutOfRange } from "./ledger-errors.ts";
+export type * from "./task-types.ts";
 export type * from "./types.ts";
 
 export interface StoreOptions {
@@ -46,6 +48,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     }),
     ...sqlLedgerStore(handle.db, handle.transactions, holds && ((id) => holds.heldFor(id))),
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
+    ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     close: () => handle.close(),
   };
 }

@@ -114,6 +114,55 @@ export interface InstancesTable {
   heartbeat_at: number;
 }
 
+/** An asynchronous video task (see migration 0007 and src/tasks). */
+export interface VideoTasksTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  model: string;
+  /** `vendor:upstream_model` of the catalog route that took the task. */
+  route: string;
+  upstream_model: string;
+  provider_task_id: string | null;
+  status: string;
+  request_body: string;
+  idempotency_key: string | null;
+  request_hash: string;
+  duration_seconds: number;
+  resolution: string;
+  aspect_ratio: string | null;
+  hold_micros: number;
+  /** `held`, `finalizing` (final state reached, charge or release under way), `settled`, `released`. */
+  billing_state: string;
+  cost_micros: number;
+  billed_seconds: number | null;
+  provider_record: string | null;
+  progress: number | null;
+  video_url: string | null;
+  seed: number | null;
+  usage: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  webhook_url: string | null;
+  /** `none`, `pending`, `delivered`, `failed`. */
+  webhook_state: string;
+  webhook_attempts: string | null;
+  webhook_next_at: number | null;
+  next_poll_at: number;
+  polls: number;
+  lease_owner: string | null;
+  lease_until: number;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export interface WebhookSecretsTable {
+  account_id: string;
+  secret: string;
+  created_at: number;
+}
+
 export interface Database {
   usage_records: UsageRecordsTable;
   accounts: AccountsTable;
@@ -122,4 +171,6 @@ export interface Database {
   ledger_entries: LedgerEntriesTable;
   inflight_requests: InflightRequestsTable;
   instances: InstancesTable;
+  video_tasks: VideoTasksTable;
+  webhook_secrets: WebhookSecretsTable;
 }

@@ -328,6 +328,16 @@ export function sqlBillingStore(
             ),
           ),
         )
+        // A video task's hold lasts as long as the task, across restarts; the task settles it.
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("video_tasks as task")
+                .select("task.id")
+                .whereRef("task.id", "=", "hold.request_id"),
+            ),
+          ),
+        )
         .execute();
       let released = 0;
       for (const hold of open) {

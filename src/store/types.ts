@@ -1,8 +1,9 @@
 /**
  * @module store/types
  * Repository interfaces the rest of the gateway depends on. `sql-store.ts` implements them over
- * Kysely for SQLite and PostgreSQL.
+ * Kysely for SQLite and PostgreSQL. Video tasks have theirs in `task-types.ts`.
  */
+import type { TaskStore } from "./task-types.ts";
 
 export type AccountRole = "user" | "admin";
 
@@ -145,7 +146,13 @@ export interface LedgerReport {
   problems: LedgerProblem[];
 }
 
-export interface Store extends AccountStore, KeyStore, SessionStore, LedgerStore, BillingStore {
+export interface Store
+  extends AccountStore,
+    KeyStore,
+    SessionStore,
+    LedgerStore,
+    BillingStore,
+    TaskStore {
   close(): Promise<void>;
 }
 
@@ -274,3 +281,4 @@ export interface BillingStore {
   groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
 }
+

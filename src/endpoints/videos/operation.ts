@@ -1,0 +1,135 @@
+/**
+ * @module endpoints/videos/operation
+ * Submission of a video task, transport-free: plan the request (what is billed, what the vendor
+ * gets), check the webhook URL, then create the task with its durable hold in one step — or find
+ * the task an earlier submission with the same `Idempotency-Key` created — and hand the body to
+ * the vendor. A vendor that refuses the submission gets the task failed and its hold released,
+ * and its status and text reach the client. The answer is 202 with the task record.
+ */
+import { createHash } from "node:crypto";
+import { priceUsage } from "../../billing/index.ts";
+import type { CatalogModel } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { orderRoutes } from "../../routing/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { newId } from "../../store/index.ts";
+import { renderVideoTask, routeKey } from "../../tasks/index.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
+import { planVideo } from "./plan-video.ts";
+import type { VideoGenerationRequest } from "./schema.ts";
+
+const MAX_IDEMPOTENCY_KEY = 255;
+
+/** The price of `seconds` of video at `resolution` (the hold of a task). */
+export function priceVideo(model: CatalogModel, seconds: number, resolution: string) {
+  return priceUsage(model.pricing, {
+    media: { videoSeconds: { seconds, resolution }, source: "estimated" },
+  });
+}
+
+/** JSON with keys sorted at every level: equal bodies hash equally, whatever the key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function idempotencyKey(headers: OperationContext["headers"]): string | null {
+  const raw = headers["idempotency-key"];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value === "") return null;
+  if (value.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(value))
+    throw new GatewayError(
+      "invalid_parameter",
+      {
+        detail: `Invalid 'Idempotency-Key' header: at most ${MAX_IDEMPOTENCY_KEY} printable characters without spaces.`,
+      },
+      { param: "Idempotency-Key" },
+    );
+  return value;
+}
+
+function vendorError(error: unknown): { code: string; message: string } {
+  if (UpstreamError.isInstance(error))
+    return { code: error.vendorCode ?? `http_${error.status ?? "error"}`, message: error.message };
+  return { code: "SubmissionFailed", message: error instanceof Error ? error.message : String(error) };
+}
+
+export async function submitVideoTask(
+  body: VideoGenerationRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const { services, model } = context;
+  const plan = planVideo(body, model);
+  const key = idempotencyKey(context.headers);
+  if (body.webhook_url !== undefined) await services.videoTasks.checkWebhookUrl(body.webhook_url);
+  const route = orderRoutes(model).find((candidate) => services.providers.videoModel(candidate));
+  const vendor = route && services.providers.videoModel(route);
+  if (!route || !vendor) throw new GatewayError("provider_not_configured", { model: model.id });
+
+  const hold = priceVideo(model, plan.durationSeconds, plan.resolution).costMicros;
+  const requestHash = createHash("sha256").update(canonical(body)).digest("hex");
+  const now = services.now();
+  const created = await services.store.createVideoTask({
+    id: newId("vtask"),
+    accountId: context.accountId,
+    keyId: context.key.id,
+    model: model.id,
+    route: routeKey(route),
+    upstreamModel: route.upstreamModel,
+    requestBody: body,
+    idempotencyKey: key,
+    requestHash,
+    durationSeconds: plan.durationSeconds,
+    resolution: plan.resolution,
+    aspectRatio: plan.aspectRatio,
+    holdMicros: hold,
+    webhookUrl: body.webhook_url ?? null,
+    nextPollAt: now + services.videoTasks.submitGraceMs,
+  });
+  if (created.kind === "insufficient_balance")
+    throw new GatewayError("insufficient_balance", {
+      required: hold,
+      available: Math.max(0, created.availableMicros),
+    });
+  if (created.kind === "existing") {
+    if (created.task.requestHash !== requestHash)
+      throw new GatewayError("idempotency_conflict", { key: key ?? "" });
+    return {
+      kind: "accepted",
+      status: 202,
+      body: renderVideoTask(created.task),
+      headers: { "idempotent-replayed": "true" },
+    };
+  }
+
+  const task = created.task;
+  let submission: Awaited<ReturnType<typeof vendor.submit>>;
+  try {
+    // Not tied to the client's connection: once the vendor may have the task, it is followed.
+    submission = await vendor.submit({ upstreamModel: route.upstreamModel, body: plan.vendorBody });
+  } catch (error) {
+    await services.store.releaseIdempotencyKey(task.id);
+    await services.videoTasks.finish(task, "failed", vendorError(error));
+    throw error;
+  }
+  await services.store.markVideoTaskSubmitted(task.id, {
+    providerTaskId: submission.providerTaskId,
+    providerRecord: submission.providerRecord,
+    nextPollAt: services.now() + services.videoTasks.firstPollMs,
+  });
+  services.videoTasks.kick();
+  const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
+  return {
+    kind: "accepted",
+    status: 202,
+    body: renderVideoTask(submitted),
+    headers: warningHeaders(plan.warnings),
+  };
+}

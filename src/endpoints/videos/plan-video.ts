@@ -1,0 +1,182 @@
+/**
+ * @module endpoints/videos/plan-video
+ * Turns a video request into what is billed and what the vendor receives, by the model's family:
+ * - family A (`motion*`, DashScope Wan): `input` and `parameters` go to the vendor unchanged; the
+ *   billed `duration` and `resolution` are the top-level fields (defaults 5 and `720p`), checked
+ *   against the model's capabilities and against what `parameters` asks the vendor for, so the
+ *   video generated is the video billed;
+ * - family B (`gen-video*`, xAI): the vendor's body is built from `prompt`, `image` (an object
+ *   `{url}`, required for image-only models), `duration`, `resolution` and `aspect_ratio`.
+ */
+import type { CatalogModel } from "../../catalog/index.ts";
+import { GatewayError } from "../../errors/index.ts";
+import type { CallWarning } from "../../spec/index.ts";
+import type { VideoGenerationRequest } from "./schema.ts";
+
+export interface VideoPlan {
+  durationSeconds: number;
+  resolution: string;
+  aspectRatio: string;
+  /** The vendor-shaped body, without `model`. */
+  vendorBody: Record<string, unknown>;
+  warnings: CallWarning[];
+}
+
+const DEFAULT_DURATION = 5;
+const DEFAULT_ASPECT_RATIO = "16:9";
+
+/** Wan 2.5/2.6 `size` values by resolution tier (provider-protocols.md §3). */
+const SIZE_TIERS: Record<string, string> = {
+  "832*480": "480p",
+  "480*832": "480p",
+  "624*624": "480p",
+  "1280*720": "720p",
+  "720*1280": "720p",
+  "960*960": "720p",
+  "1088*832": "720p",
+  "832*1088": "720p",
+  "1920*1080": "1080p",
+  "1080*1920": "1080p",
+  "1440*1440": "1080p",
+  "1632*1248": "1080p",
+  "1248*1632": "1080p",
+};
+
+function invalid(param: string, detail: string): GatewayError {
+  return new GatewayError("invalid_parameter", { detail }, { param });
+}
+
+function oneOf<T extends string | number>(
+  param: string,
+  value: T,
+  allowed: readonly T[] | undefined,
+  model: CatalogModel,
+): T {
+  if (allowed && !allowed.includes(value))
+    throw invalid(
+      param,
+      `Invalid '${param}': ${model.id} takes ${allowed.join(", ")}; got ${JSON.stringify(value)}.`,
+    );
+  return value;
+}
+
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** The resolution tier `parameters` asks the vendor for (`720P`, or a Wan `size`), if any. */
+function requestedTier(parameters: Record<string, unknown> | undefined): string | undefined {
+  const resolution = parameters?.resolution;
+  if (typeof resolution === "string") return resolution.toLowerCase();
+  const size = parameters?.size;
+  return typeof size === "string" ? SIZE_TIERS[size] : undefined;
+}
+
+function ignored(fields: string[], model: CatalogModel): CallWarning[] {
+  return fields.map((setting) => ({
+    type: "unsupported" as const,
+    setting,
+    details: `not used by ${model.family} models`,
+  }));
+}
+
+function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPlan {
+  const caps = model.capabilities;
+  const input = objectOf(body.input);
+  if (!input) throw new GatewayError("missing_parameter", { param: "input" }, { param: "input" });
+  const parameters = objectOf(body.parameters);
+  const askedDuration = parameters?.duration;
+  const duration = oneOf(
+    "duration",
+    body.duration ?? (typeof askedDuration === "number" ? askedDuration : DEFAULT_DURATION),
+    caps?.durations,
+    model,
+  );
+  if (typeof askedDuration === "number" && askedDuration !== duration)
+    throw invalid(
+      "parameters.duration",
+      `parameters.duration (${askedDuration}) differs from duration (${duration}), which is what is billed; send the same value.`,
+    );
+  const tier = requestedTier(parameters);
+  const fallback = caps?.resolutions?.includes("720p") ? "720p" : caps?.resolutions?.[0];
+  const resolution = oneOf(
+    "resolution",
+    body.resolution ?? tier ?? fallback ?? "720p",
+    caps?.resolutions,
+    model,
+  );
+  if (tier !== undefined && tier !== resolution)
+    throw invalid(
+      "parameters",
+      `The resolution in parameters (${tier}) differs from resolution (${resolution}), which is what is billed; send the same tier.`,
+    );
+  const aspectRatio = oneOf(
+    "aspect_ratio",
+    body.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+    caps?.aspect_ratios,
+    model,
+  );
+  return {
+    durationSeconds: duration,
+    resolution,
+    aspectRatio,
+    vendorBody: { input: body.input, ...(body.parameters === undefined ? {} : { parameters: body.parameters }) },
+    warnings: ignored(
+      ["prompt", "image"].filter((field) => (body as Record<string, unknown>)[field] !== undefined),
+      model,
+    ),
+  };
+}
+
+function planFamilyB(body: VideoGenerationRequest, model: CatalogModel): VideoPlan {
+  const caps = model.capabilities;
+  const imageOnly = caps?.video_input === "i2v";
+  if (imageOnly && body.image === undefined)
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: `${model.id} makes video from an image: 'image' ({"url": …}) is required.` },
+      { param: "image" },
+    );
+  if (body.image === undefined && (body.prompt === undefined || body.prompt.trim() === ""))
+    throw new GatewayError("missing_parameter", { param: "prompt" }, { param: "prompt" });
+  const duration = oneOf("duration", body.duration ?? DEFAULT_DURATION, caps?.durations, model);
+  const resolution = oneOf("resolution", body.resolution ?? "720p", caps?.resolutions, model);
+  const aspectRatio = oneOf(
+    "aspect_ratio",
+    body.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+    caps?.aspect_ratios,
+    model,
+  );
+  return {
+    durationSeconds: duration,
+    resolution,
+    aspectRatio,
+    vendorBody: {
+      ...(body.prompt === undefined ? {} : { prompt: body.prompt }),
+      ...(body.image === undefined ? {} : { image: { url: body.image.url } }),
+      duration,
+      resolution,
+      // Image to video follows the picture's shape unless the client asked otherwise.
+      ...(body.image === undefined || body.aspect_ratio !== undefined
+        ? { aspect_ratio: aspectRatio }
+        : {}),
+    },
+    warnings: ignored(
+      ["input", "parameters"].filter(
+        (field) => (body as Record<string, unknown>)[field] !== undefined,
+      ),
+      model,
+    ),
+  };
+}
+
+export function planVideo(body: VideoGenerationRequest, model: CatalogModel): VideoPlan {
+  return model.family === "gen-video" ? planFamilyB(body, model) : planFamilyA(body, model);
+}
+
+/** Provider dialect (DashScope style) for family A and before the model is known. */
+export function videoDialect(model: CatalogModel | undefined): "provider" | "gateway" {
+  return model?.family === "gen-video" ? "gateway" : "provider";
+}

@@ -1,0 +1,145 @@
+/**
+ * @module endpoints/videos/routes
+ * The video task API: submit (`POST /v1/videos/generations`, the model pipeline with a hold the
+ * task owns), read one task by the platform's or the vendor's id, list the account's tasks
+ * newest first, cancel where the vendor can, and the account's webhook signing secret. Only the
+ * owning account sees a task; anyone else gets 404, as if it did not exist.
+ */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { GatewayError } from "../../errors/index.ts";
+import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
+import { registerRoute } from "../../http/route.ts";
+import type { Services } from "../../http/services.ts";
+import { renderVideoTask, routeOf } from "../../tasks/index.ts";
+import { submitVideoTask, priceVideo } from "./operation.ts";
+import { planVideo, videoDialect } from "./plan-video.ts";
+import { VideoGenerationRequest, VideoTaskRecord } from "./schema.ts";
+
+export const videoGenerationsEndpoint: ModelEndpoint<typeof VideoGenerationRequest> = {
+  method: "POST",
+  path: "/v1/videos/generations",
+  summary:
+    "Submit a video task (spec 2.5, 2.6): 202 with the task; poll it, or give `webhook_url`. Billed per second of video at the requested resolution, held at submission, charged when the task succeeds and released when it fails. `Idempotency-Key` makes a retried submission return the first task.",
+  tags: ["videos"],
+  kinds: ["video"],
+  body: VideoGenerationRequest,
+  response: VideoTaskRecord,
+  dialect: videoDialect,
+  holdsItself: true,
+  validateForModel: (body, model) => {
+    planVideo(body, model);
+  },
+  estimateCost: async (body, model) => {
+    const plan = planVideo(body, model);
+    return priceVideo(model, plan.durationSeconds, plan.resolution);
+  },
+  run: submitVideoTask,
+};
+
+async function ownTask(services: Services, accountId: string, id: string) {
+  const task = await services.store.findVideoTask(accountId, id);
+  if (!task) throw new GatewayError("task_not_found", { id: id.slice(0, 200) });
+  return task;
+}
+
+export function registerVideoRoutes(app: FastifyInstance, services: Services): void {
+  registerModelEndpoint(app, services, videoGenerationsEndpoint);
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/videos/generations/:id",
+    summary: "A video task of your account, by its id (`vtask_…`) or the vendor's task id.",
+    tags: ["videos"],
+    auth: "key",
+    response: VideoTaskRecord,
+    async handler({ caller, params }) {
+      return renderVideoTask(await ownTask(services, caller.accountId, params.id ?? ""));
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/videos/generations",
+    summary: "Your account's video tasks, newest first; `after` (a task id) pages on.",
+    tags: ["videos"],
+    auth: "key",
+    query: Type.Object(
+      {
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+        after: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      },
+      { additionalProperties: false },
+    ),
+    async handler({ caller, query }) {
+      const limit = query.limit ?? 20;
+      const tasks = await services.store.listVideoTasks(caller.accountId, {
+        limit: limit + 1,
+        ...(query.after === undefined ? {} : { after: query.after }),
+      });
+      const page = tasks.slice(0, limit);
+      return {
+        object: "list",
+        data: page.map(renderVideoTask),
+        has_more: tasks.length > limit,
+        last_id: page.at(-1)?.id ?? null,
+      };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/videos/generations/:id/cancel",
+    summary: "Cancels a video task the vendor has not started (where the vendor can); its hold is released.",
+    tags: ["videos"],
+    auth: "key",
+    response: VideoTaskRecord,
+    async handler({ caller, params }) {
+      const task = await ownTask(services, caller.accountId, params.id ?? "");
+      if (task.finishedAt !== null || task.providerTaskId === null)
+        throw new GatewayError("task_not_cancelable", {
+          id: task.id,
+          detail: task.finishedAt !== null ? `it is already ${task.status}.` : "it is being submitted.",
+        });
+      const route = routeOf(task, services.catalog.get(task.model));
+      const vendor = route && services.providers.videoModel(route);
+      if (!vendor?.cancel)
+        throw new GatewayError("task_not_cancelable", {
+          id: task.id,
+          detail: "its vendor has no way to cancel a task.",
+        });
+      await vendor.cancel({ upstreamModel: task.upstreamModel, providerTaskId: task.providerTaskId });
+      await services.videoTasks.finish(task, "canceled");
+      return renderVideoTask((await services.store.findVideoTaskById(task.id)) ?? task);
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "GET",
+    path: "/v1/account/webhook-secret",
+    summary: "The secret that signs your webhooks (`Switchyard-Signature`), created on first use.",
+    tags: ["videos"],
+    auth: "account",
+    async handler({ caller }) {
+      const secret = await services.store.webhookSecret(caller.accountId, () =>
+        services.videoTasks.newWebhookSecret(),
+      );
+      return { object: "webhook_secret", secret };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/webhook-secret/rotate",
+    summary: "Replaces the webhook signing secret; deliveries from now on are signed with the new one.",
+    tags: ["videos"],
+    auth: "account",
+    async handler({ caller }) {
+      const secret = await services.store.rotateWebhookSecret(
+        caller.accountId,
+        services.videoTasks.newWebhookSecret(),
+      );
+      return { object: "webhook_secret", secret };
+    },
+  });
+}

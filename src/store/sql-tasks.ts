@@ -1,0 +1,468 @@
+/**
+ * @module store/sql-tasks
+ * Video tasks over SQL (see task-types.ts). A task's hold is durable on both databases: a `hold`
+ * ledger entry and the account's `held_micros`, written in the transaction that creates the
+ * task, because a task outlives the process (on SQLite the holds of ordinary requests live in
+ * memory; the check counts them too). The charge or release is written in one transaction with
+ * the task's billing state, keyed by the task id like any request's, so the ledger's unique
+ * `(request_id, kind)` index makes it happen once whatever races or restarts come between.
+ */
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { HoldBook } from "./hold-book.ts";
+import { newId } from "./ids.ts";
+import type { Database, VideoTasksTable } from "./schema.ts";
+import { entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
+import type {
+  NewVideoTask,
+  TaskStore,
+  VideoBillingState,
+  VideoTask,
+  VideoTaskState,
+  WebhookAttemptRecord,
+  WebhookState,
+} from "./task-types.ts";
+import type { TransactionRunner } from "./transactions.ts";
+
+const UNFINISHED: VideoTaskState[] = ["queued", "running"];
+
+function parse(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+
+function fromRow(row: Selectable<VideoTasksTable>): VideoTask {
+  const attempts = parse(row.webhook_attempts);
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    model: row.model,
+    route: row.route,
+    upstreamModel: row.upstream_model,
+    providerTaskId: row.provider_task_id,
+    status: row.status as VideoTaskState,
+    requestBody: parse(row.request_body),
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    durationSeconds: Number(row.duration_seconds),
+    resolution: row.resolution,
+    aspectRatio: row.aspect_ratio,
+    holdMicros: Number(row.hold_micros),
+    billingState: row.billing_state as VideoBillingState,
+    costMicros: Number(row.cost_micros),
+    billedSeconds: row.billed_seconds === null ? null : Number(row.billed_seconds),
+    providerRecord: parse(row.provider_record),
+    progress: row.progress === null ? null : Number(row.progress),
+    videoUrl: row.video_url,
+    seed: row.seed === null ? null : Number(row.seed),
+    usage: parse(row.usage),
+    error:
+      row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
+    webhookUrl: row.webhook_url,
+    webhookState: row.webhook_state as WebhookState,
+    webhookAttempts: Array.isArray(attempts) ? (attempts as WebhookAttemptRecord[]) : [],
+    webhookNextAt: row.webhook_next_at === null ? null : Number(row.webhook_next_at),
+    nextPollAt: Number(row.next_poll_at),
+    polls: Number(row.polls),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  };
+}
+
+function newRow(task: NewVideoTask, now: number): VideoTasksTable {
+  return {
+    id: task.id,
+    account_id: task.accountId,
+    key_id: task.keyId,
+    model: task.model,
+    route: task.route,
+    upstream_model: task.upstreamModel,
+    provider_task_id: null,
+    status: "queued",
+    request_body: JSON.stringify(task.requestBody),
+    idempotency_key: task.idempotencyKey,
+    request_hash: task.requestHash,
+    duration_seconds: task.durationSeconds,
+    resolution: task.resolution,
+    aspect_ratio: task.aspectRatio,
+    hold_micros: task.holdMicros,
+    billing_state: "held",
+    cost_micros: 0,
+    billed_seconds: null,
+    provider_record: null,
+    progress: null,
+    video_url: null,
+    seed: null,
+    usage: null,
+    error_code: null,
+    error_message: null,
+    webhook_url: task.webhookUrl,
+    webhook_state: "none",
+    webhook_attempts: null,
+    webhook_next_at: null,
+    // Before the vendor acknowledges it (`markVideoTaskSubmitted`), a poll at this time finds a
+    // submission the process did not live to finish.
+    next_poll_at: task.nextPollAt,
+    polls: 0,
+    lease_owner: null,
+    lease_until: 0,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const text = String((error as { code?: unknown; message?: unknown })?.message ?? error);
+  const code = (error as { code?: unknown })?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint/.test(text);
+}
+
+export function sqlTaskStore(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+  q: Queries,
+  holds?: HoldBook,
+): TaskStore {
+  const selectTask = () => db.selectFrom("video_tasks").selectAll();
+  const byIdempotencyKey = async (accountId: string, key: string) => {
+    const row = await selectTask()
+      .where("account_id", "=", accountId)
+      .where("idempotency_key", "=", key)
+      .executeTakeFirst();
+    return row && fromRow(row);
+  };
+
+  /** Leases rows matching `due` whose lease ran out, one conditional update each. */
+  async function claim(
+    due: (now: number) => Promise<Array<{ id: string }>>,
+    now: number,
+    owner: string,
+    leaseMs: number,
+  ): Promise<VideoTask[]> {
+    const claimed: VideoTask[] = [];
+    for (const { id } of await due(now)) {
+      const row = await db
+        .updateTable("video_tasks")
+        .set({ lease_owner: owner, lease_until: now + leaseMs })
+        .where("id", "=", id)
+        .where("lease_until", "<", now)
+        .returningAll()
+        .executeTakeFirst();
+      if (row) claimed.push(fromRow(row));
+    }
+    return claimed;
+  }
+
+  return {
+    async createVideoTask(task) {
+      const now = Date.now();
+      try {
+        return await transactions.run(function* () {
+          if (task.idempotencyKey !== null) {
+            const [existing] = (yield selectTask()
+              .where("account_id", "=", task.accountId)
+              .where("idempotency_key", "=", task.idempotencyKey)
+              .compile()) as Array<Selectable<VideoTasksTable>>;
+            if (existing) return { kind: "existing" as const, task: fromRow(existing) };
+          }
+          const [account] = (yield q.available({ accountId: task.accountId })) as Array<{
+            balance_micros: number;
+            held_micros: number;
+          }>;
+          const availableMicros = account
+            ? Number(account.balance_micros) -
+              Number(account.held_micros) -
+              (holds?.heldFor(task.accountId) ?? 0)
+            : 0;
+          if (availableMicros < task.holdMicros)
+            return { kind: "insufficient_balance" as const, availableMicros };
+          // On PostgreSQL the update is conditional again, so a concurrent hold cannot overdraw.
+          const placed = yield q.reserve({ accountId: task.accountId, amount: task.holdMicros });
+          if (placed.length === 0)
+            return { kind: "insufficient_balance" as const, availableMicros: 0 };
+          yield q.insertLedger({
+            id: newId("led"),
+            account_id: task.accountId,
+            kind: "hold",
+            amount_micros: 0,
+            hold_micros: task.holdMicros,
+            request_id: task.id,
+            key_id: task.keyId,
+            model: task.model,
+            breakdown: null,
+            reason: "video task",
+            created_at: now,
+          });
+          const row = newRow(task, now);
+          yield db.insertInto("video_tasks").values(row).compile();
+          return { kind: "created" as const, task: fromRow(row) };
+        });
+      } catch (error) {
+        // Two submissions with one idempotency key raced: the first one's task stands.
+        if (task.idempotencyKey !== null && isUniqueViolation(error)) {
+          const existing = await byIdempotencyKey(task.accountId, task.idempotencyKey);
+          if (existing) return { kind: "existing", task: existing };
+        }
+        throw error;
+      }
+    },
+
+    async markVideoTaskSubmitted(id, submission) {
+      await db
+        .updateTable("video_tasks")
+        .set({
+          provider_task_id: submission.providerTaskId,
+          provider_record: json(submission.providerRecord),
+          next_poll_at: submission.nextPollAt,
+          updated_at: Date.now(),
+        })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    async releaseIdempotencyKey(id) {
+      await db
+        .updateTable("video_tasks")
+        .set({ idempotency_key: null, updated_at: Date.now() })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    async findVideoTask(accountId, id) {
+      const row = await selectTask()
+        .where("account_id", "=", accountId)
+        .where((eb) => eb.or([eb("id", "=", id), eb("provider_task_id", "=", id)]))
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    async findVideoTaskById(id) {
+      const row = await selectTask().where("id", "=", id).executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    async listVideoTasks(accountId, page) {
+      let select = selectTask().where("account_id", "=", accountId);
+      if (page.after !== undefined) {
+        const cursor = await db
+          .selectFrom("video_tasks")
+          .select(["created_at", "id"])
+          .where("account_id", "=", accountId)
+          .where("id", "=", page.after)
+          .executeTakeFirst();
+        if (!cursor) return [];
+        select = select.where((eb) =>
+          eb.or([
+            eb("created_at", "<", cursor.created_at),
+            eb.and([eb("created_at", "=", cursor.created_at), eb("id", "<", cursor.id)]),
+          ]),
+        );
+      }
+      const rows = await select
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(page.limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    claimDueVideoTasks(now, owner, leaseMs, limit) {
+      return claim(
+        (at) =>
+          db
+            .selectFrom("video_tasks")
+            .select("id")
+            .where("status", "in", UNFINISHED)
+            .where("next_poll_at", "<=", at)
+            .where("lease_until", "<", at)
+            .orderBy("next_poll_at")
+            .limit(limit)
+            .execute(),
+        now,
+        owner,
+        leaseMs,
+      );
+    },
+
+    async recordVideoTaskProgress(id, owner, progress) {
+      await db
+        .updateTable("video_tasks")
+        .set({
+          status: progress.status,
+          ...(progress.providerRecord === undefined
+            ? {}
+            : { provider_record: json(progress.providerRecord) }),
+          ...(progress.progress === undefined ? {} : { progress: progress.progress }),
+          next_poll_at: progress.nextPollAt,
+          polls: sql`polls + 1`,
+          lease_until: 0,
+          lease_owner: null,
+          updated_at: Date.now(),
+        })
+        .where("id", "=", id)
+        .where("lease_owner", "=", owner)
+        .where("status", "in", UNFINISHED)
+        .execute();
+    },
+
+    async finishVideoTask(id, outcome) {
+      const row = await db
+        .updateTable("video_tasks")
+        .set({
+          status: outcome.status,
+          billing_state: "finalizing",
+          ...(outcome.providerRecord === undefined
+            ? {}
+            : { provider_record: json(outcome.providerRecord) }),
+          video_url: outcome.videoUrl ?? null,
+          seed: outcome.seed ?? null,
+          usage: json(outcome.usage ?? null),
+          error_code: outcome.error?.code ?? null,
+          error_message: outcome.error?.message ?? null,
+          progress: outcome.status === "succeeded" ? 100 : sql`progress`,
+          billed_seconds: outcome.reportedSeconds ?? null,
+          finished_at: outcome.finishedAt,
+          updated_at: Date.now(),
+          lease_owner: null,
+          lease_until: 0,
+        })
+        .where("id", "=", id)
+        .where("status", "in", UNFINISHED)
+        .returning("id")
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async settleVideoTask(id, record, result) {
+      const charged = record.costMicros > 0;
+      await transactions.run(function* () {
+        const { held, closed } = yield* entriesFor(q.entries, id);
+        const [task] = (yield db
+          .selectFrom("video_tasks")
+          .select(["webhook_url", "billing_state"])
+          .where("id", "=", id)
+          .compile()) as Array<{ webhook_url: string | null; billing_state: string }>;
+        if (!task || task.billing_state !== "finalizing") return;
+        if (!closed) {
+          const cost = Math.min(record.costMicros, held);
+          yield q.insertLedger(
+            ledgerRow(
+              { ...record, requestId: id, costMicros: cost },
+              charged ? "charge" : "release",
+              -cost,
+              -held,
+              result.reason,
+            ),
+          );
+          yield q.charge({ accountId: record.accountId, cost, held });
+          yield q.insertUsage(toRow({ ...record, requestId: id, heldMicros: held, costMicros: cost }));
+        }
+        const now = Date.now();
+        yield db
+          .updateTable("video_tasks")
+          .set({
+            billing_state: charged ? "settled" : "released",
+            cost_micros: Math.min(record.costMicros, held),
+            billed_seconds: result.billedSeconds,
+            webhook_state: task.webhook_url ? "pending" : "none",
+            webhook_next_at: task.webhook_url ? now : null,
+            updated_at: now,
+          })
+          .where("id", "=", id)
+          .compile();
+      });
+    },
+
+    async listFinalizingVideoTasks(limit) {
+      const rows = await selectTask()
+        .where("billing_state", "=", "finalizing")
+        .orderBy("finished_at")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    claimDueWebhooks(now, owner, leaseMs, limit) {
+      return claim(
+        (at) =>
+          db
+            .selectFrom("video_tasks")
+            .select("id")
+            .where("webhook_state", "=", "pending")
+            .where("webhook_next_at", "<=", at)
+            .where("lease_until", "<", at)
+            .orderBy("webhook_next_at")
+            .limit(limit)
+            .execute(),
+        now,
+        owner,
+        leaseMs,
+      );
+    },
+
+    async recordWebhookAttempt(id, attempt, next) {
+      await transactions.run(function* () {
+        const [row] = (yield db
+          .selectFrom("video_tasks")
+          .select("webhook_attempts")
+          .where("id", "=", id)
+          .compile()) as Array<{ webhook_attempts: string | null }>;
+        if (!row) return;
+        const attempts = parse(row.webhook_attempts);
+        const list = Array.isArray(attempts) ? attempts : [];
+        yield db
+          .updateTable("video_tasks")
+          .set({
+            webhook_attempts: JSON.stringify([...list, attempt]),
+            webhook_state: next.state,
+            webhook_next_at: next.nextAt,
+            lease_owner: null,
+            lease_until: 0,
+            updated_at: Date.now(),
+          })
+          .where("id", "=", id)
+          .compile();
+      });
+    },
+
+    async webhookSecret(accountId, create) {
+      const row = await db
+        .selectFrom("webhook_secrets")
+        .select("secret")
+        .where("account_id", "=", accountId)
+        .executeTakeFirst();
+      if (row) return row.secret;
+      const secret = create();
+      await db
+        .insertInto("webhook_secrets")
+        .values({ account_id: accountId, secret, created_at: Date.now() })
+        .onConflict((conflict) => conflict.column("account_id").doNothing())
+        .execute();
+      const stored = await db
+        .selectFrom("webhook_secrets")
+        .select("secret")
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow();
+      return stored.secret;
+    },
+
+    async rotateWebhookSecret(accountId, secret) {
+      await db
+        .insertInto("webhook_secrets")
+        .values({ account_id: accountId, secret, created_at: Date.now() })
+        .onConflict((conflict) =>
+          conflict.column("account_id").doUpdateSet({ secret, created_at: Date.now() }),
+        )
+        .execute();
+      return secret;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * @module store/task-types
+ * The repository interface of asynchronous video tasks (src/tasks) and their webhooks:
+ * creation with a durable hold, leases for polling and delivery, exactly-once finalization.
+ */
+import type { UsageRecord } from "./types.ts";
+
+/** Normalized states of a video task (the vendor's own record is kept beside them). */
+export type VideoTaskState = "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
+
+/**
+ * Where a task's billing stands: `held` (the hold is open), `finalizing` (the task reached its
+ * final state; its charge or release is under way, and a restart finishes it), `settled`,
+ * `released`.
+ */
+export type VideoBillingState = "held" | "finalizing" | "settled" | "released";
+
+export type WebhookState = "none" | "pending" | "delivered" | "failed";
+
+/** One delivery attempt of a task's webhook, as recorded on the task. */
+export interface WebhookAttemptRecord {
+  at: number;
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+export interface VideoTask {
+  id: string;
+  accountId: string;
+  keyId: string | null;
+  model: string;
+  /** `vendor:upstream_model` of the route that took the task. */
+  route: string;
+  upstreamModel: string;
+  providerTaskId: string | null;
+  status: VideoTaskState;
+  requestBody: unknown;
+  idempotencyKey: string | null;
+  requestHash: string;
+  durationSeconds: number;
+  resolution: string;
+  aspectRatio: string | null;
+  holdMicros: number;
+  billingState: VideoBillingState;
+  costMicros: number;
+  billedSeconds: number | null;
+  providerRecord: unknown;
+  progress: number | null;
+  videoUrl: string | null;
+  seed: number | null;
+  usage: unknown;
+  error: { code: string; message: string } | null;
+  webhookUrl: string | null;
+  webhookState: WebhookState;
+  webhookAttempts: WebhookAttemptRecord[];
+  webhookNextAt: number | null;
+  nextPollAt: number;
+  polls: number;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+export type NewVideoTask = Pick<
+  VideoTask,
+  | "id"
+  | "accountId"
+  | "keyId"
+  | "model"
+  | "route"
+  | "upstreamModel"
+  | "requestBody"
+  | "idempotencyKey"
+  | "requestHash"
+  | "durationSeconds"
+  | "resolution"
+  | "aspectRatio"
+  | "holdMicros"
+  | "webhookUrl"
+  | "nextPollAt"
+>;
+
+export type CreateTaskResult =
+  | { kind: "created"; task: VideoTask }
+  /** The account already has a task with this idempotency key. */
+  | { kind: "existing"; task: VideoTask }
+  | { kind: "insufficient_balance"; availableMicros: number };
+
+/** What a poll learned about a task that is not final yet. */
+export interface VideoTaskProgress {
+  status: "queued" | "running";
+  providerRecord?: unknown;
+  progress?: number | null;
+  nextPollAt: number;
+}
+
+/** The final state of a task, as the vendor (or the gateway: expiry) reported it. */
+export interface VideoTaskOutcome {
+  status: "succeeded" | "failed" | "canceled" | "expired";
+  providerRecord?: unknown;
+  videoUrl?: string | null;
+  seed?: number | null;
+  usage?: unknown;
+  error?: { code: string; message: string } | null;
+  /** Seconds of video the vendor reports (kept in `billedSeconds` until the charge). */
+  reportedSeconds?: number | null;
+  finishedAt: number;
+}
+
+export interface TaskPage {
+  limit: number;
+  /** Only tasks created before this one (its id), newest first. */
+  after?: string;
+}
+
+export interface TaskStore {
+  /**
+   * Creates the task and places its hold in one transaction. The hold is durable (a ledger
+   * entry, on SQLite too): a task outlives the process. With an idempotency key the account
+   * already used, nothing is created and the earlier task is returned.
+   */
+  createVideoTask(task: NewVideoTask): Promise<CreateTaskResult>;
+  /** The vendor took the task: its id and first record. */
+  markVideoTaskSubmitted(
+    id: string,
+    submission: { providerTaskId: string; providerRecord: unknown; nextPollAt: number },
+  ): Promise<void>;
+  /** Frees the task's idempotency key (its submission failed: a retry may create another). */
+  releaseIdempotencyKey(id: string): Promise<void>;
+  /** A task of the account, by its id or by the vendor's task id. */
+  findVideoTask(accountId: string, id: string): Promise<VideoTask | undefined>;
+  findVideoTaskById(id: string): Promise<VideoTask | undefined>;
+  listVideoTasks(accountId: string, page: TaskPage): Promise<VideoTask[]>;
+  /**
+   * Leases up to `limit` unfinished tasks due for a poll to `owner` until `now + leaseMs`; a
+   * task leased by a live owner is skipped, one whose lease ran out is taken over.
+   */
+  claimDueVideoTasks(now: number, owner: string, leaseMs: number, limit: number): Promise<VideoTask[]>;
+  /** Records a poll of a task that is not final (only while `owner` holds its lease). */
+  recordVideoTaskProgress(id: string, owner: string, progress: VideoTaskProgress): Promise<void>;
+  /**
+   * Moves a task to its final state, once: returns false when it already was final (another
+   * poller, a cancel). The winner then settles or releases it (`settleVideoTask`).
+   */
+  finishVideoTask(id: string, outcome: VideoTaskOutcome): Promise<boolean>;
+  /**
+   * Charges a finished task (its usage record and ledger charge, the rest of the hold released)
+   * or releases its whole hold (`record.costMicros` 0), and marks it settled or released; one
+   * transaction, idempotent.
+   */
+  settleVideoTask(
+    id: string,
+    record: UsageRecord,
+    result: { billedSeconds: number | null; reason: string | null },
+  ): Promise<void>;
+  /** Tasks whose final state was recorded but whose charge or release was not (a crash). */
+  listFinalizingVideoTasks(limit: number): Promise<VideoTask[]>;
+  /** Leases tasks whose webhook is due to `owner` (as `claimDueVideoTasks`). */
+  claimDueWebhooks(now: number, owner: string, leaseMs: number, limit: number): Promise<VideoTask[]>;
+  /** Appends a delivery attempt and sets the next state (`pending` with `nextAt`, or final). */
+  recordWebhookAttempt(
+    id: string,
+    attempt: WebhookAttemptRecord,
+    next: { state: WebhookState; nextAt: number | null },
+  ): Promise<void>;
+  /** The account's webhook signing secret, created with `create()` on first use. */
+  webhookSecret(accountId: string, create: () => string): Promise<string>;
+  rotateWebhookSecret(accountId: string, secret: string): Promise<string>;
+}

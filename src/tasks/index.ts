@@ -1,0 +1,31 @@
+/**
+ * @module tasks
+ * Background work: the video task engine (polling, exactly-once finalization, settlement,
+ * expiry, webhook delivery) and what the endpoints need of it.
+ */
+import type { VideoTask } from "../store/index.ts";
+
+export * from "./poll-schedule.ts";
+export * from "./settle-task.ts";
+export * from "./task-record.ts";
+export * from "./video-engine.ts";
+
+/** What the video endpoints need of the task machinery (built in `main.ts`). */
+export interface VideoTaskService {
+  /** Runs the engine soon (a task was submitted). */
+  kick(): void;
+  /** Moves a task to a final state decided by the gateway (cancel, failed submission). */
+  finish(
+    task: VideoTask,
+    status: "canceled" | "failed",
+    error?: { code: string; message: string },
+  ): Promise<boolean>;
+  /** Refuses a webhook URL the policy does not allow (throws `invalid_parameter`). */
+  checkWebhookUrl(url: string): Promise<void>;
+  /** A new per-account webhook signing secret. */
+  newWebhookSecret(): string;
+  /** A task the vendor has not acknowledged by then is failed (the process died mid-way). */
+  readonly submitGraceMs: number;
+  /** The first poll comes this long after the submission. */
+  readonly firstPollMs: number;
+}

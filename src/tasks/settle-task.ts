@@ -1,0 +1,96 @@
+/**
+ * @module tasks/settle-task
+ * The money of a finished video task. A task that succeeded is charged price-per-second (by its
+ * resolution) × the seconds the vendor reports it generated, or the requested `duration` when
+ * the vendor reports none, never more than the hold (a longer video is charged at the hold and
+ * the difference recorded as an overrun). A task that failed, was canceled or expired is charged
+ * nothing: its whole hold is released. One usage record per task, written with the charge.
+ */
+import { priceWithinHold } from "../billing/index.ts";
+import type { CatalogModel } from "../catalog/index.ts";
+import type { Usage } from "../spec/index.ts";
+import type { TaskStore, UsageRecord, VideoTask } from "../store/index.ts";
+
+export const VIDEO_ENDPOINT = "/v1/videos/generations";
+
+/** The seconds a successful task is billed for. */
+export function billedSeconds(task: VideoTask, reportedSeconds: number | undefined): number {
+  return reportedSeconds !== undefined && Number.isFinite(reportedSeconds) && reportedSeconds > 0
+    ? Math.ceil(reportedSeconds)
+    : task.durationSeconds;
+}
+
+function record(task: VideoTask, now: number): UsageRecord {
+  return {
+    requestId: task.id,
+    accountId: task.accountId,
+    keyId: task.keyId,
+    model: task.model,
+    endpoint: VIDEO_ENDPOINT,
+    status: "failed",
+    inputTokens: 0,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 0,
+    reasoningTokens: 0,
+    images: 0,
+    videoSeconds: 0,
+    characters: 0,
+    costMicros: 0,
+    heldMicros: task.holdMicros,
+    usageSource: null,
+    upstreamRequestId: task.providerTaskId,
+    latencyMs: Math.max(0, (task.finishedAt ?? now) - task.createdAt),
+    ttfbMs: null,
+    breakdown: null,
+    createdAt: now,
+    overrunMicros: 0,
+    outputCapLoweredTo: null,
+  };
+}
+
+/**
+ * Charges or releases a task that reached its final state (billing state `finalizing`).
+ * Idempotent: a task already settled is left alone.
+ */
+export async function settleFinishedTask(
+  store: TaskStore,
+  task: VideoTask,
+  model: CatalogModel | undefined,
+  now: number,
+): Promise<void> {
+  // Until the charge, `billedSeconds` holds what the vendor reported (finishVideoTask).
+  const reportedSeconds = task.billedSeconds ?? undefined;
+  const usageRecord = record(task, now);
+  if (task.status !== "succeeded" || !model) {
+    await store.settleVideoTask(task.id, usageRecord, {
+      billedSeconds: null,
+      reason: model ? `video task ${task.status}` : "model no longer in the catalog",
+    });
+    return;
+  }
+  const seconds = billedSeconds(task, reportedSeconds);
+  const usage: Usage = {
+    media: {
+      videoSeconds: { seconds, resolution: task.resolution },
+      source: reportedSeconds === undefined ? "estimated" : "upstream",
+    },
+  };
+  const priced = priceWithinHold(model, usage, task.holdMicros);
+  await store.settleVideoTask(
+    task.id,
+    {
+      ...usageRecord,
+      status: "succeeded",
+      videoSeconds: seconds,
+      costMicros: priced.costMicros,
+      usageSource: reportedSeconds === undefined ? "estimated" : "upstream",
+      breakdown: priced.breakdown,
+      overrunMicros: priced.overrunMicros,
+    },
+    {
+      billedSeconds: seconds,
+      reason: seconds === task.durationSeconds ? null : `vendor reported ${seconds} s`,
+    },
+  );
+}

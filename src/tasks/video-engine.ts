@@ -1,0 +1,258 @@
+/**
+ * @module tasks/video-engine
+ * The background engine of video tasks: on every tick it finishes charges a crash left undone,
+ * leases the tasks due for a poll and asks their vendors how they stand, moves the finished
+ * ones to their final state exactly once (a conditional transition in the store) and settles or
+ * releases their holds, expires tasks stuck past the limit, and delivers due webhooks with
+ * retries. Everything lives in the store, so a restarted gateway simply goes on; the lease is
+ * the only coordination, so several instances can share the work.
+ */
+import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
+import { FINAL_VIDEO_STATUSES, UpstreamError, type VideoModel } from "../spec/index.ts";
+import type { TaskStore, VideoTask } from "../store/index.ts";
+import { nextPollDelayMs, VendorRateLimits } from "./poll-schedule.ts";
+import { settleFinishedTask } from "./settle-task.ts";
+import { renderVideoTask } from "./task-record.ts";
+
+export interface VideoEngineOptions {
+  /** How often the engine looks for due work. */
+  tickMs: number;
+  pollMinIntervalMs: number;
+  pollMaxIntervalMs: number;
+  /** A task not final after this long is `expired` and its hold released. */
+  maxAgeMs: number;
+  /** A task the vendor never acknowledged (the process died mid-submission) fails after this. */
+  submitGraceMs: number;
+  /** How long a lease on a task lasts (a dead instance's leases run out after it). */
+  leaseMs: number;
+  /** Task queries per second per vendor, from this instance. */
+  vendorPollsPerSecond(vendor: string): number;
+  /** Tasks (and webhooks) taken per tick. */
+  batchSize: number;
+}
+
+/** Delivers one webhook event; `ok` for a 2xx answer. */
+export interface WebhookDispatcher {
+  deliver(event: { url: string; body: string; secret: string; eventId: string }): Promise<{
+    ok: boolean;
+    status?: number;
+    error?: string;
+    durationMs: number;
+  }>;
+  /** The delay before attempt `attempt + 1`, after `attempt` failed ones. */
+  retryDelayMs(attempt: number): number;
+  /** Whether to stop retrying a delivery first tried at `firstAt`. */
+  givesUp(firstAt: number, now: number): boolean;
+  /** A new per-account signing secret. */
+  newSecret(): string;
+}
+
+export interface VideoEngineDeps {
+  store: TaskStore;
+  models: { get(id: string): CatalogModel | undefined };
+  videoModel(route: ResolvedRoute): VideoModel | undefined;
+  webhooks: WebhookDispatcher;
+  logger: {
+    info(fields: object, message: string): void;
+    warn(fields: object, message: string): void;
+  };
+  clock: () => number;
+  /** Names this instance in leases. */
+  instanceId: string;
+  options: VideoEngineOptions;
+}
+
+export interface VideoEngine {
+  /** Runs a tick soon (after a submission, say). */
+  kick(): void;
+  /** Runs one tick now and waits for it (tests, start-up). */
+  runOnce(): Promise<void>;
+  /** Moves a task to a final state decided here (cancel), settling it; false if already final. */
+  finish(task: VideoTask, status: "canceled" | "failed", error?: { code: string; message: string }): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+export function routeKey(route: ResolvedRoute): string {
+  return `${route.vendor}:${route.upstreamModel}`;
+}
+
+/** The catalog route a task was submitted to, if the catalog still has it. */
+export function routeOf(task: VideoTask, model: CatalogModel | undefined): ResolvedRoute | undefined {
+  return model?.resolvedRoutes.find((route) => routeKey(route) === task.route);
+}
+
+export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
+  const { store, options, clock, logger } = deps;
+  const owner = deps.instanceId;
+  const vendorLimits = new VendorRateLimits(options.vendorPollsPerSecond, clock);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function settle(task: VideoTask): Promise<void> {
+    const current = (await store.findVideoTaskById(task.id)) ?? task;
+    await settleFinishedTask(store, current, deps.models.get(current.model), clock());
+  }
+
+  async function finishWith(
+    task: VideoTask,
+    outcome: Parameters<TaskStore["finishVideoTask"]>[1],
+  ): Promise<boolean> {
+    const won = await store.finishVideoTask(task.id, outcome);
+    if (won) {
+      await settle(task);
+      logger.info({ taskId: task.id, model: task.model, status: outcome.status }, "video task finished");
+    }
+    return won;
+  }
+
+  async function pollOne(task: VideoTask): Promise<void> {
+    const now = clock();
+    const later = (delayMs: number) =>
+      store.recordVideoTaskProgress(task.id, owner, {
+        status: task.status as "queued" | "running",
+        nextPollAt: now + delayMs,
+      });
+    if (now - task.createdAt > options.maxAgeMs) {
+      await finishWith(task, {
+        status: "expired",
+        error: { code: "TaskExpired", message: "The task did not finish within the time allowed." },
+        finishedAt: now,
+      });
+      return;
+    }
+    if (task.providerTaskId === null) {
+      // Created but never acknowledged by the vendor: the process died mid-submission.
+      await finishWith(task, {
+        status: "failed",
+        error: { code: "SubmissionInterrupted", message: "The task was not submitted to the vendor." },
+        finishedAt: now,
+      });
+      return;
+    }
+    const route = routeOf(task, deps.models.get(task.model));
+    const model = route && deps.videoModel(route);
+    if (!route || !model) {
+      logger.warn({ taskId: task.id, route: task.route }, "video task's route has no adapter now");
+      await later(options.pollMaxIntervalMs);
+      return;
+    }
+    if (!vendorLimits.tryTake(route.vendor)) {
+      await later(Math.ceil(1000 / Math.max(1, options.vendorPollsPerSecond(route.vendor))));
+      return;
+    }
+    const delay = nextPollDelayMs(now - task.createdAt, {
+      minIntervalMs: options.pollMinIntervalMs,
+      maxIntervalMs: options.pollMaxIntervalMs,
+    });
+    try {
+      const state = await model.poll({
+        upstreamModel: task.upstreamModel,
+        providerTaskId: task.providerTaskId,
+      });
+      if (FINAL_VIDEO_STATUSES.has(state.status)) {
+        await finishWith(task, {
+          status: state.status as "succeeded" | "failed" | "canceled" | "expired",
+          providerRecord: state.providerRecord,
+          videoUrl: state.videoUrl ?? null,
+          seed: state.seed ?? null,
+          usage: state.usage ?? null,
+          error: state.error ?? null,
+          reportedSeconds: state.durationSeconds ?? null,
+          finishedAt: clock(),
+        });
+        return;
+      }
+      await store.recordVideoTaskProgress(task.id, owner, {
+        status: state.status as "queued" | "running",
+        providerRecord: state.providerRecord,
+        progress: state.progress ?? null,
+        nextPollAt: clock() + delay,
+      });
+    } catch (error) {
+      const retryAfterMs = UpstreamError.isInstance(error)
+        ? (error.retryAfterSeconds ?? 0) * 1000
+        : 0;
+      logger.warn(
+        { taskId: task.id, err: error instanceof Error ? error.message : String(error) },
+        "video task poll failed",
+      );
+      await later(Math.max(delay, retryAfterMs));
+    }
+  }
+
+  async function deliverOne(task: VideoTask): Promise<void> {
+    if (!task.webhookUrl) return;
+    const secret = await store.webhookSecret(task.accountId, deps.webhooks.newSecret);
+    const result = await deps.webhooks.deliver({
+      url: task.webhookUrl,
+      body: JSON.stringify(renderVideoTask(task)),
+      secret,
+      eventId: `${task.id}.${task.webhookAttempts.length + 1}`,
+    });
+    const now = clock();
+    const attempts = task.webhookAttempts.length + 1;
+    const attempt = {
+      at: now,
+      durationMs: Math.round(result.durationMs),
+      ...(result.status === undefined ? {} : { status: result.status }),
+      ...(result.error === undefined ? {} : { error: result.error.slice(0, 500) }),
+    };
+    const firstAt = task.webhookAttempts[0]?.at ?? now;
+    const next = result.ok
+      ? { state: "delivered" as const, nextAt: null }
+      : deps.webhooks.givesUp(firstAt, now)
+        ? { state: "failed" as const, nextAt: null }
+        : { state: "pending" as const, nextAt: now + deps.webhooks.retryDelayMs(attempts) };
+    await store.recordWebhookAttempt(task.id, attempt, next);
+  }
+
+  async function tick(): Promise<void> {
+    for (const task of await store.listFinalizingVideoTasks(options.batchSize)) await settle(task);
+    const due = await store.claimDueVideoTasks(clock(), owner, options.leaseMs, options.batchSize);
+    await Promise.all(due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))));
+    const hooks = await store.claimDueWebhooks(clock(), owner, options.leaseMs, options.batchSize);
+    await Promise.all(hooks.map((task) => deliverOne(task).catch((error: unknown) => logFailure(task, error))));
+  }
+
+  function logFailure(task: VideoTask, error: unknown): void {
+    logger.warn(
+      { taskId: task.id, err: error instanceof Error ? error.message : String(error) },
+      "video task step failed",
+    );
+  }
+
+  function runOnce(): Promise<void> {
+    running ??= tick()
+      .catch((error: unknown) =>
+        logger.warn({ err: error instanceof Error ? error.message : String(error) }, "video engine tick failed"),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      void runOnce().then(() => schedule(options.tickMs));
+    }, delayMs);
+    timer.unref();
+  }
+
+  schedule(0);
+  return {
+    kick: () => schedule(0),
+    runOnce,
+    async finish(task, status, error) {
+      return finishWith(task, { status, error: error ?? null, finishedAt: clock() });
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
