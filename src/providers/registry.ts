@@ -10,6 +10,7 @@ import type {
   ImageModel,
   MessagesPassthroughModel,
   SpeechModel,
+  VideoModel,
 } from "../spec/index.ts";
 import { AnthropicChatModel } from "./anthropic/anthropic-chat-model.ts";
 import { AnthropicPassthrough } from "./anthropic/anthropic-passthrough.ts";
@@ -20,6 +21,7 @@ import type { HttpClient } from "./kit/http-client.ts";
 import { perRoute } from "./kit/per-route.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
 import { createSpeechModels } from "./speech.ts";
+import { createVideoModels } from "./videos.ts";
 
 export interface ProviderRegistry {
   /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
@@ -30,6 +32,8 @@ export interface ProviderRegistry {
   speechModel(route: ResolvedRoute): SpeechModel | undefined;
   /** The image adapter for a route (see `images.ts`), or undefined. */
   imageModel(route: ResolvedRoute): ImageModel | undefined;
+  /** The video adapter for a route (see `videos.ts`), or undefined. */
+  videoModel(route: ResolvedRoute): VideoModel | undefined;
   /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
   messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
   /** Whether an adapter can serve `route` for an endpoint of this kind. */
@@ -52,6 +56,8 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
         case "image-generation":
         case "image-edit":
           return registry.imageModel(route) !== undefined;
+        case "video":
+          return registry.videoModel(route) !== undefined;
         default:
           return false;
       }
@@ -59,6 +65,7 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
     embeddingModel: createEmbeddingModels(http),
     speechModel: createSpeechModels(http),
     imageModel: createImageModels(http),
+    videoModel: createVideoModels(http),
     messagesPassthrough: perRoute<MessagesPassthroughModel>(http, (route, config) =>
       route.adapter === "anthropic" ? new AnthropicPassthrough(config) : undefined,
     ),

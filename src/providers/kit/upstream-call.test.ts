@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UpstreamError } from "../../spec/index.ts";
 import type { HttpClient, UpstreamResponse } from "./http-client.ts";
-import { postUpstream, readJsonObject } from "./upstream-call.ts";
+import { getUpstream, postUpstream, readJsonObject } from "./upstream-call.ts";
 
 function answer(text: string | Error, status = 200): UpstreamResponse {
   return {
@@ -79,5 +79,34 @@ describe("postUpstream", () => {
       postUpstream(client(answer("{}", 400)), "http://x", { headers: {}, body: "{}", readError }),
     );
     expect(refused).toMatchObject({ kind: "http", status: 400, message: "refused" });
+  });
+});
+
+describe("getUpstream", () => {
+  it("sends a GET with the caller's headers and reads the vendor's error on non-2xx", async () => {
+    const calls: { method: string; url: string; headers: Record<string, string> }[] = [];
+    const client = (response: UpstreamResponse): HttpClient => ({
+      post: async (url, init) => {
+        calls.push({ method: "POST", url, headers: init.headers });
+        return response;
+      },
+      get: async (url, init) => {
+        calls.push({ method: "GET", url, headers: init.headers });
+        return response;
+      },
+      withTimeouts: () => client(response),
+      close: async () => {},
+    });
+    const readError = async (response: UpstreamResponse) =>
+      new UpstreamError({ kind: "http", status: response.status, message: "unknown task" });
+    const ok = answer("{}");
+    const headers = { authorization: "Bearer k" };
+    expect(await getUpstream(client(ok), "http://x/tasks/1", { headers, readError })).toBe(ok);
+    expect(calls).toEqual([{ method: "GET", url: "http://x/tasks/1", headers }]);
+    const refused = await failure(
+      getUpstream(client(answer("{}", 404)), "http://x/tasks/2", { headers, readError }),
+    );
+    expect(refused).toMatchObject({ kind: "http", status: 404, message: "unknown task" });
+    expect(calls.map((call) => call.method)).toEqual(["GET", "GET"]);
   });
 });

@@ -31,7 +31,23 @@ export async function postUpstream(
   request: UpstreamRequest,
 ): Promise<UpstreamResponse> {
   const { readError, ...init } = request;
-  const response = await http.post(url, init);
+  return checked(await http.post(url, init), readError);
+}
+
+/** A `GET` (a task poll): the response when its status is 2xx, else the vendor's error. */
+export async function getUpstream(
+  http: HttpClient,
+  url: string,
+  request: Omit<UpstreamRequest, "body">,
+): Promise<UpstreamResponse> {
+  const { readError, ...init } = request;
+  return checked(await http.get(url, init), readError);
+}
+
+async function checked(
+  response: UpstreamResponse,
+  readError: ErrorReader,
+): Promise<UpstreamResponse> {
   if (response.status >= 300) throw await readError(response);
   return response;
 }

@@ -1,0 +1,65 @@
+/**
+ * A tiny stand-in for a vendor's HTTP API (node:http on 127.0.0.1, a free port) for adapter
+ * tests that must see exactly what goes on the wire: every request is recorded (method, path,
+ * headers, body text) and answered by the next canned answer the test queued.
+ */
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface CannedAnswer {
+  status?: number;
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string is sent as it is (to test bodies that are not JSON). */
+  body?: unknown;
+}
+
+export interface FakeVendor {
+  url: string;
+  requests: RecordedRequest[];
+  /** Queues answers, served in order; with none queued the server answers 500. */
+  answer(...answers: CannedAnswer[]): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeVendor(): Promise<FakeVendor> {
+  const requests: RecordedRequest[] = [];
+  const queue: CannedAnswer[] = [];
+  const server = createServer((request, response) => {
+    const parts: Buffer[] = [];
+    request.on("data", (part: Buffer) => parts.push(part));
+    request.on("end", () => {
+      requests.push({
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: request.headers,
+        body: Buffer.concat(parts).toString("utf8"),
+      });
+      const next = queue.shift() ?? { status: 500, body: "no answer queued" };
+      const text = typeof next.body === "string" ? next.body : JSON.stringify(next.body ?? {});
+      response.writeHead(next.status ?? 200, {
+        "content-type": typeof next.body === "string" ? "text/plain" : "application/json",
+        ...next.headers,
+      });
+      response.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    answer: (...answers) => queue.push(...answers),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
