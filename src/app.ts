@@ -14,6 +14,7 @@ import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages
 import { registerModelRoutes } from "./endpoints/models/route.ts";
 import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
+import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
 import type { Services } from "./http/services.ts";
@@ -45,6 +46,7 @@ export function buildApp(
   registerSpeechRoutes(app, services);
   registerModelEndpoint(app, services, imageGenerationsEndpoint);
   registerImageEditRoutes(app, services);
+  registerVideoRoutes(app, services);
   registerModelRoutes(app, services);
 
   // Accounts and operators

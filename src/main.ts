@@ -13,10 +13,18 @@ import { bootstrapAdmin } from "./bootstrap.ts";
 import { Catalog, type CatalogData, loadCatalogData } from "./catalog/index.ts";
 import { type Config, loadConfig } from "./config/index.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
+import { GatewayError } from "./errors/index.ts";
 import type { Services } from "./http/services.ts";
 import { createMemoryQuotas } from "./limits/index.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
 import { openStore, randomBase62, type Store } from "./store/index.ts";
+import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
+import {
+  checkWebhookUrl,
+  createWebhookDispatcher,
+  newWebhookSecret,
+  WebhookUrlError,
+} from "./tasks/webhooks/index.ts";
 
 export interface RunningGateway {
   url: string;
@@ -96,14 +104,23 @@ export async function buildServices(
       maxStreamBytes: config.upstream.max_stream_bytes,
     },
   );
+  const providers = createProviderRegistry(http);
+  const videoTasks = createVideoTasks(config, {
+    store: options.store,
+    catalog,
+    providers,
+    logger: options.logger,
+    instanceId: options.instanceId,
+  });
   return {
     config,
     store: options.store,
+    videoTasks,
     authenticator: createAuthenticator(options.store, {
       cacheTtlMs: config.auth.key_cache_ttl_seconds * 1000,
     }),
     catalog,
-    providers: createProviderRegistry(http),
+    providers,
     billing: createLedgerBilling(options.store, { instanceId: options.instanceId }),
     quotas: createMemoryQuotas({
       defaultRpm: config.limits.default_rpm,
@@ -123,6 +140,74 @@ export async function buildServices(
     }),
     logger: options.logger,
     now: Date.now,
+  };
+}
+
+/** The video task engine and what the endpoints need of it. */
+function createVideoTasks(
+  config: Config,
+  deps: {
+    store: Store;
+    catalog: Catalog;
+    providers: ReturnType<typeof createProviderRegistry>;
+    logger: Logger;
+    instanceId: string;
+  },
+): VideoTaskService {
+  const tasks = config.tasks;
+  const policy = {
+    allowLoopback: config.webhooks.allow_loopback,
+    allowPrivate: config.webhooks.allow_private_addresses,
+  };
+  const engine = startVideoEngine({
+    store: deps.store,
+    models: deps.catalog,
+    videoModel: (route) => deps.providers.videoModel(route),
+    webhooks: createWebhookDispatcher({
+      policy,
+      timeoutMs: config.webhooks.timeout_ms,
+      schedule: {
+        baseDelayMs: config.webhooks.retry_base_ms,
+        factor: 3,
+        maxDelayMs: config.webhooks.retry_max_ms,
+        jitter: 0.1,
+        giveUpAfterMs: config.webhooks.give_up_after_seconds * 1000,
+      },
+    }),
+    logger: deps.logger,
+    clock: Date.now,
+    instanceId: deps.instanceId,
+    options: {
+      tickMs: tasks.tick_ms,
+      pollMinIntervalMs: tasks.poll_min_interval_ms,
+      pollMaxIntervalMs: tasks.poll_max_interval_ms,
+      maxAgeMs: tasks.max_age_seconds * 1000,
+      submitGraceMs: tasks.submit_grace_seconds * 1000,
+      leaseMs: tasks.lease_seconds * 1000,
+      vendorPollsPerSecond: () => tasks.vendor_polls_per_second,
+      batchSize: 50,
+    },
+  });
+  return {
+    kick: engine.kick,
+    finish: engine.finish,
+    runOnce: engine.runOnce,
+    close: engine.stop,
+    newWebhookSecret,
+    submitGraceMs: tasks.submit_grace_seconds * 1000,
+    firstPollMs: tasks.poll_min_interval_ms,
+    async checkWebhookUrl(url) {
+      try {
+        await checkWebhookUrl(url, policy);
+      } catch (error) {
+        if (!(error instanceof WebhookUrlError)) throw error;
+        throw new GatewayError(
+          "invalid_parameter",
+          { detail: `Invalid 'webhook_url': ${error.message}` },
+          { param: "webhook_url" },
+        );
+      }
+    },
   };
 }
 
@@ -160,6 +245,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       instanceId,
     });
     cleanups.push(() => services.providers.close());
+    cleanups.push(() => services.videoTasks.close());
     // Load the tokenizer before listening: building it blocks the event loop for about a second.
     await warmTokenizer();
     const recovery = await startInflightRecovery(store, {

@@ -140,6 +140,42 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    tasks: Type.Object(
+      {
+        /** How often the task engine looks for due polls and webhooks (milliseconds). */
+        tick_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+        /** First interval between polls of a task; it grows with the task's age. */
+        poll_min_interval_ms: Type.Integer({ minimum: 10, maximum: 600_000, default: 1000 }),
+        /** The longest interval between two polls of a task. */
+        poll_max_interval_ms: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+        /** Task queries per second per vendor from one instance (DashScope allows 20). */
+        vendor_polls_per_second: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+        /** A task not final after this long is `expired` and its hold released. */
+        max_age_seconds: Type.Integer({ minimum: 10, maximum: 7 * 86_400, default: 7200 }),
+        /** A task the vendor never acknowledged (the process died mid-submission) fails after this. */
+        submit_grace_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 300 }),
+        /** How long one instance keeps a task to itself while polling it. */
+        lease_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    webhooks: Type.Object(
+      {
+        /** Deliver to private, unique-local, CGNAT and link-local networks (never metadata). */
+        allow_private_addresses: Type.Boolean({ default: false }),
+        /** Deliver to loopback addresses (127.0.0.0/8, ::1): for tests and local development. */
+        allow_loopback: Type.Boolean({ default: false }),
+        /** Time allowed for one delivery attempt (milliseconds). */
+        timeout_ms: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+        /** Delay after the first failed attempt; each next one is three times longer. */
+        retry_base_ms: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 10_000 }),
+        /** The longest delay between two attempts. */
+        retry_max_ms: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 3_600_000 }),
+        /** No attempt is made later than this after the first. */
+        give_up_after_seconds: Type.Integer({ minimum: 1, maximum: 7 * 86_400, default: 86_400 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /**
      * Requested model id → catalog model id, for clients that ask for models by their own names
      * (a coding assistant asking for `claude-opus-4-8`). Keys may end in `*` (`claude-*`).

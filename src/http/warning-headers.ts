@@ -10,10 +10,7 @@ const MAX_HEADER_CHARS = 4000;
 export function warningHeaders(warnings: readonly CallWarning[]): Record<string, string> {
   return warnings.length > 0
     ? {
-        "x-switchyard-warnings": warnings
-          .map(formatWarning)
-          .join("; ")
-          .slice(0, MAX_HEADER_CHARS),
+        "x-switchyard-warnings": warnings.map(formatWarning).join("; ").slice(0, MAX_HEADER_CHARS),
       }
     : {};
 }

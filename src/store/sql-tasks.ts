@@ -363,7 +363,9 @@ export function sqlTaskStore(
             ),
           );
           yield q.charge({ accountId: record.accountId, cost, held });
-          yield q.insertUsage(toRow({ ...record, requestId: id, heldMicros: held, costMicros: cost }));
+          yield q.insertUsage(
+            toRow({ ...record, requestId: id, heldMicros: held, costMicros: cost }),
+          );
         }
         const now = Date.now();
         yield db

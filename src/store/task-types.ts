@@ -136,7 +136,12 @@ export interface TaskStore {
    * Leases up to `limit` unfinished tasks due for a poll to `owner` until `now + leaseMs`; a
    * task leased by a live owner is skipped, one whose lease ran out is taken over.
    */
-  claimDueVideoTasks(now: number, owner: string, leaseMs: number, limit: number): Promise<VideoTask[]>;
+  claimDueVideoTasks(
+    now: number,
+    owner: string,
+    leaseMs: number,
+    limit: number,
+  ): Promise<VideoTask[]>;
   /** Records a poll of a task that is not final (only while `owner` holds its lease). */
   recordVideoTaskProgress(id: string, owner: string, progress: VideoTaskProgress): Promise<void>;
   /**
@@ -157,7 +162,12 @@ export interface TaskStore {
   /** Tasks whose final state was recorded but whose charge or release was not (a crash). */
   listFinalizingVideoTasks(limit: number): Promise<VideoTask[]>;
   /** Leases tasks whose webhook is due to `owner` (as `claimDueVideoTasks`). */
-  claimDueWebhooks(now: number, owner: string, leaseMs: number, limit: number): Promise<VideoTask[]>;
+  claimDueWebhooks(
+    now: number,
+    owner: string,
+    leaseMs: number,
+    limit: number,
+  ): Promise<VideoTask[]>;
   /** Appends a delivery attempt and sets the next state (`pending` with `nextAt`, or final). */
   recordWebhookAttempt(
     id: string,

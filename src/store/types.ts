@@ -281,4 +281,3 @@ export interface BillingStore {
   groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
 }
-

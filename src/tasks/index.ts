@@ -28,4 +28,8 @@ export interface VideoTaskService {
   readonly submitGraceMs: number;
   /** The first poll comes this long after the submission. */
   readonly firstPollMs: number;
+  /** Runs one round of the engine now (tests, operators). */
+  runOnce(): Promise<void>;
+  /** Stops the engine (shutdown). */
+  close(): Promise<void>;
 }

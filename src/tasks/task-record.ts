@@ -54,7 +54,8 @@ export function renderVideoTask(task: VideoTask): Record<string, unknown> {
       ? {
           usage:
             native.usage ??
-            (task.usage ?? (billed === null ? null : { duration: billed, video_count: 1 })),
+            task.usage ??
+            (billed === null ? null : { duration: billed, video_count: 1 }),
           seed: seedOf(task),
         }
       : {}),

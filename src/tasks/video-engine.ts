@@ -68,7 +68,11 @@ export interface VideoEngine {
   /** Runs one tick now and waits for it (tests, start-up). */
   runOnce(): Promise<void>;
   /** Moves a task to a final state decided here (cancel), settling it; false if already final. */
-  finish(task: VideoTask, status: "canceled" | "failed", error?: { code: string; message: string }): Promise<boolean>;
+  finish(
+    task: VideoTask,
+    status: "canceled" | "failed",
+    error?: { code: string; message: string },
+  ): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -77,7 +81,10 @@ export function routeKey(route: ResolvedRoute): string {
 }
 
 /** The catalog route a task was submitted to, if the catalog still has it. */
-export function routeOf(task: VideoTask, model: CatalogModel | undefined): ResolvedRoute | undefined {
+export function routeOf(
+  task: VideoTask,
+  model: CatalogModel | undefined,
+): ResolvedRoute | undefined {
   return model?.resolvedRoutes.find((route) => routeKey(route) === task.route);
 }
 
@@ -101,7 +108,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     const won = await store.finishVideoTask(task.id, outcome);
     if (won) {
       await settle(task);
-      logger.info({ taskId: task.id, model: task.model, status: outcome.status }, "video task finished");
+      logger.info(
+        { taskId: task.id, model: task.model, status: outcome.status },
+        "video task finished",
+      );
     }
     return won;
   }
@@ -125,7 +135,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       // Created but never acknowledged by the vendor: the process died mid-submission.
       await finishWith(task, {
         status: "failed",
-        error: { code: "SubmissionInterrupted", message: "The task was not submitted to the vendor." },
+        error: {
+          code: "SubmissionInterrupted",
+          message: "The task was not submitted to the vendor.",
+        },
         finishedAt: now,
       });
       return;
@@ -188,7 +201,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       url: task.webhookUrl,
       body: JSON.stringify(renderVideoTask(task)),
       secret,
-      eventId: `${task.id}.${task.webhookAttempts.length + 1}`,
+      eventId: task.id,
     });
     const now = clock();
     const attempts = task.webhookAttempts.length + 1;
@@ -210,9 +223,13 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   async function tick(): Promise<void> {
     for (const task of await store.listFinalizingVideoTasks(options.batchSize)) await settle(task);
     const due = await store.claimDueVideoTasks(clock(), owner, options.leaseMs, options.batchSize);
-    await Promise.all(due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))));
+    await Promise.all(
+      due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))),
+    );
     const hooks = await store.claimDueWebhooks(clock(), owner, options.leaseMs, options.batchSize);
-    await Promise.all(hooks.map((task) => deliverOne(task).catch((error: unknown) => logFailure(task, error))));
+    await Promise.all(
+      hooks.map((task) => deliverOne(task).catch((error: unknown) => logFailure(task, error))),
+    );
   }
 
   function logFailure(task: VideoTask, error: unknown): void {
@@ -225,7 +242,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   function runOnce(): Promise<void> {
     running ??= tick()
       .catch((error: unknown) =>
-        logger.warn({ err: error instanceof Error ? error.message : String(error) }, "video engine tick failed"),
+        logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "video engine tick failed",
+        ),
       )
       .finally(() => {
         running = undefined;

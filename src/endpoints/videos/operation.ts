@@ -11,11 +11,11 @@ import { priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import { orderRoutes } from "../../routing/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { renderVideoTask, routeKey } from "../../tasks/index.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import { planVideo } from "./plan-video.ts";
 import type { VideoGenerationRequest } from "./schema.ts";
 
@@ -58,7 +58,10 @@ function idempotencyKey(headers: OperationContext["headers"]): string | null {
 function vendorError(error: unknown): { code: string; message: string } {
   if (UpstreamError.isInstance(error))
     return { code: error.vendorCode ?? `http_${error.status ?? "error"}`, message: error.message };
-  return { code: "SubmissionFailed", message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: "SubmissionFailed",
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 export async function submitVideoTask(

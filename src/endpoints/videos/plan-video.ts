@@ -122,7 +122,10 @@ function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPl
     durationSeconds: duration,
     resolution,
     aspectRatio,
-    vendorBody: { input: body.input, ...(body.parameters === undefined ? {} : { parameters: body.parameters }) },
+    vendorBody: {
+      input: body.input,
+      ...(body.parameters === undefined ? {} : { parameters: body.parameters }),
+    },
     warnings: ignored(
       ["prompt", "image"].filter((field) => (body as Record<string, unknown>)[field] !== undefined),
       model,

@@ -12,7 +12,7 @@ import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endp
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { renderVideoTask, routeOf } from "../../tasks/index.ts";
-import { submitVideoTask, priceVideo } from "./operation.ts";
+import { priceVideo, submitVideoTask } from "./operation.ts";
 import { planVideo, videoDialect } from "./plan-video.ts";
 import { VideoGenerationRequest, VideoTaskRecord } from "./schema.ts";
 
@@ -90,7 +90,8 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/videos/generations/:id/cancel",
-    summary: "Cancels a video task the vendor has not started (where the vendor can); its hold is released.",
+    summary:
+      "Cancels a video task the vendor has not started (where the vendor can); its hold is released.",
     tags: ["videos"],
     auth: "key",
     response: VideoTaskRecord,
@@ -99,7 +100,8 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
       if (task.finishedAt !== null || task.providerTaskId === null)
         throw new GatewayError("task_not_cancelable", {
           id: task.id,
-          detail: task.finishedAt !== null ? `it is already ${task.status}.` : "it is being submitted.",
+          detail:
+            task.finishedAt !== null ? `it is already ${task.status}.` : "it is being submitted.",
         });
       const route = routeOf(task, services.catalog.get(task.model));
       const vendor = route && services.providers.videoModel(route);
@@ -108,7 +110,10 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
           id: task.id,
           detail: "its vendor has no way to cancel a task.",
         });
-      await vendor.cancel({ upstreamModel: task.upstreamModel, providerTaskId: task.providerTaskId });
+      await vendor.cancel({
+        upstreamModel: task.upstreamModel,
+        providerTaskId: task.providerTaskId,
+      });
       await services.videoTasks.finish(task, "canceled");
       return renderVideoTask((await services.store.findVideoTaskById(task.id)) ?? task);
     },
@@ -131,7 +136,8 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/account/webhook-secret/rotate",
-    summary: "Replaces the webhook signing secret; deliveries from now on are signed with the new one.",
+    summary:
+      "Replaces the webhook signing secret; deliveries from now on are signed with the new one.",
     tags: ["videos"],
     auth: "account",
     async handler({ caller }) {

@@ -61,5 +61,8 @@ export const VideoTaskRecord = Type.Object(
     created_at: Type.Integer(),
     finished_at: Type.Union([Type.Integer(), Type.Null()]),
   },
-  { additionalProperties: true, description: "The vendor's task record with the platform's fields." },
+  {
+    additionalProperties: true,
+    description: "The vendor's task record with the platform's fields.",
+  },
 );
