@@ -350,7 +350,7 @@ export function sqlTaskStore(
           .select(["webhook_url", "billing_state"])
           .where("id", "=", id)
           .compile()) as Array<{ webhook_url: string | null; billing_state: string }>;
-        if (!task || task.billing_state !== "finalizing") return;
+        if (task?.billing_state !== "finalizing") return;
         if (!closed) {
           const cost = Math.min(record.costMicros, held);
           yield q.insertLedger(
