@@ -344,13 +344,17 @@ export function sqlTaskStore(
     async settleVideoTask(id, record, result) {
       const charged = record.costMicros > 0;
       await transactions.run(function* () {
-        const { held, closed } = yield* entriesFor(q.entries, id);
+        // Taking the row first makes a second settler of the same task (PostgreSQL, another
+        // instance) wait here and then find it no longer `finalizing`.
         const [task] = (yield db
-          .selectFrom("video_tasks")
-          .select(["webhook_url", "billing_state"])
+          .updateTable("video_tasks")
+          .set({ updated_at: Date.now() })
           .where("id", "=", id)
-          .compile()) as Array<{ webhook_url: string | null; billing_state: string }>;
-        if (task?.billing_state !== "finalizing") return;
+          .where("billing_state", "=", "finalizing")
+          .returning("webhook_url")
+          .compile()) as Array<{ webhook_url: string | null }>;
+        if (!task) return;
+        const { held, closed } = yield* entriesFor(q.entries, id);
         if (!closed) {
           const cost = Math.min(record.costMicros, held);
           yield q.insertLedger(
