@@ -9,5 +9,5 @@ export * from "./messages-passthrough.ts";
 export * from "./speech-model.ts";
 export * from "./upstream-error.ts";
 export * from "./usage.ts";
-export * from "./warning.ts";
 export * from "./video-model.ts";
+export * from "./warning.ts";

@@ -9,7 +9,13 @@
  */
 
 /** Normalized task states (the vendor's own status is kept in `providerRecord`). */
-export type VideoTaskStatus = "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
+export type VideoTaskStatus =
+  | "queued"
+  | "running"
+  | "succeeded"
+  | "failed"
+  | "canceled"
+  | "expired";
 
 export const FINAL_VIDEO_STATUSES: ReadonlySet<VideoTaskStatus> = new Set([
   "succeeded",
