@@ -202,6 +202,18 @@ describe("catalog additions in switchyard.yaml", () => {
           base_url: ${baseUrl}
           credential_env: LOCAL_LLM_KEY
           upstream_model: llama3.1:8b
+    - id: local-clip
+      endpoint: video
+      family: local-clip
+      display_name: Local clip model (its server speaks no video protocol)
+      owned_by: self-hosted
+      pricing: { per_video_second: { "720p": 1000 } }
+      routes:
+        - vendor: local
+          adapter: openai-compatible
+          base_url: ${baseUrl}
+          credential_env: LOCAL_LLM_KEY
+          upstream_model: clip-1
     - id: gpt-4o-mini
       endpoint: chat
       family: gpt-4o-mini
@@ -218,7 +230,7 @@ describe("catalog additions in switchyard.yaml", () => {
     const config = loadConfig({ env: {}, cwd });
     const shipped = loadCatalogData({});
     const data = loadCatalogData({ extraModels: config.catalog.models });
-    expect(data.models).toHaveLength(shipped.models.length + 1);
+    expect(data.models).toHaveLength(shipped.models.length + 2);
     const catalog = new Catalog(data, {
       env: { LOCAL_LLM_KEY: "local-secret" },
       sandboxUrl: "http://127.0.0.1:9",
@@ -282,9 +294,9 @@ describe("catalog additions in switchyard.yaml", () => {
       expect(upstream.stats().requests).toBe(before + 1);
     });
 
-    it("lists a model whose endpoint has no adapter yet as unavailable", async () => {
+    it("lists a model whose route has no adapter for its endpoint as unavailable", async () => {
       const { key } = await createUser(gateway);
-      const video = await gateway.request("/v1/models/motion2.5-t2v-preview", { key });
+      const video = await gateway.request("/v1/models/local-clip", { key });
       expect(await video.json()).toMatchObject({ endpoint: "video", available: false });
       const chat = await gateway.request("/v1/models/gpt-4o-mini", { key });
       expect(await chat.json()).toMatchObject({ endpoint: "chat", available: true });

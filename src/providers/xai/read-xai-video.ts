@@ -13,7 +13,9 @@ export interface XaiVideoBody {
   status?: unknown;
   progress?: unknown;
   video?: { url?: unknown; duration?: unknown; respect_moderation?: unknown };
+  /** A failed task's error: `{code, message}`, or a message with the code beside it. */
   error?: unknown;
+  code?: unknown;
   usage?: unknown;
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FakeVendor, startFakeVendor } from "../../../test/support/fake-vendor.ts";
-import { UpstreamError } from "../../spec/index.ts";
+import { UpstreamError, type VideoModel } from "../../spec/index.ts";
 import { createHttpClient, type HttpClient } from "../kit/http-client.ts";
 import { MODERATION_CODE } from "./read-xai-video.ts";
 import { XaiVideoModel } from "./xai-video-model.ts";
@@ -117,7 +117,8 @@ describe("XaiVideoModel on the wire", () => {
   });
 
   it("has no cancel (xAI offers none)", () => {
-    expect(model.cancel).toBeUndefined();
+    const video: VideoModel = model;
+    expect(video.cancel).toBeUndefined();
   });
 });
 
