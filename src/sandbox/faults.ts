@@ -44,6 +44,16 @@ export interface FaultSpec {
    * `moderation_blocked`) and the status the vendor sends with it. Honoured by the image APIs.
    */
   code?: string;
+  /** Video tasks: run this many seconds in all, PENDING then RUNNING (decimals allowed). */
+  videoSeconds?: number;
+  /** Video tasks: end FAILED with this vendor code instead of succeeding. */
+  videoFail?: string;
+  /** Video tasks: the output is blocked by moderation (DashScope `DataInspectionFailed`, xAI `respect_moderation: false`). */
+  videoModerated?: boolean;
+  /** Video tasks: never finish (RUNNING until the task expires). */
+  videoStuck?: boolean;
+  /** Video tasks: the first n polls of the task answer 429. */
+  videoThrottle?: number;
 }
 
 export type FaultParseResult = { ok: true; fault: FaultSpec } | { ok: false; message: string };
@@ -64,6 +74,8 @@ export const MAX_SPEC_LENGTH = 512;
 export const MAX_RETRY_AFTER_SECONDS = 3600;
 /** Longest `code`. */
 export const MAX_CODE_LENGTH = 64;
+/** Longest `video-seconds`: one hour. */
+export const MAX_VIDEO_SECONDS = 3600;
 
 /** Each integer fault: the field it sets and its largest value (the smallest is 0). */
 export const INTEGER_FAULTS = {
@@ -76,9 +88,15 @@ export const INTEGER_FAULTS = {
   "cached-tokens": { field: "cachedTokens", max: 10_000_000 },
   "cache-write-tokens": { field: "cacheWriteTokens", max: 10_000_000 },
   reasoning: { field: "reasoningWords", max: 1_000_000 },
+  "video-throttle": { field: "videoThrottle", max: 1_000 },
 } as const;
 
-const FLAG_KEYS = { hang: "hang", "no-usage": "noUsage" } as const;
+const FLAG_KEYS = {
+  hang: "hang",
+  "no-usage": "noUsage",
+  "video-moderated": "videoModerated",
+  "video-stuck": "videoStuck",
+} as const;
 
 function isKeyOf<T extends object>(table: T, key: string): key is Extract<keyof T, string> {
   return Object.hasOwn(table, key);
@@ -179,11 +197,20 @@ export function parseFaultSpec(spec: string): FaultParseResult {
         return { ok: false, message: `fault status must be an integer 400-599, got '${value}'` };
       }
       fault.status = status;
-    } else if (key === "code") {
+    } else if (key === "code" || key === "video-fail") {
       if (value.length > MAX_CODE_LENGTH || !/^[A-Za-z][\w.]*$/.test(value)) {
-        return { ok: false, message: `fault code must be a vendor error code, got '${value}'` };
+        return { ok: false, message: `fault ${key} must be a vendor error code, got '${value}'` };
       }
-      fault.code = value;
+      if (key === "code") fault.code = value;
+      else fault.videoFail = value;
+    } else if (key === "video-seconds") {
+      if (!/^\d{1,4}(\.\d{1,3})?$/.test(value) || Number(value) > MAX_VIDEO_SECONDS) {
+        return {
+          ok: false,
+          message: `fault video-seconds must be a number of seconds 0-${MAX_VIDEO_SECONDS}`,
+        };
+      }
+      fault.videoSeconds = Number(value);
     } else if (key === "retry-after") {
       if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_RETRY_AFTER_SECONDS) {
         return {

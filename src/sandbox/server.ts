@@ -20,6 +20,7 @@ import { handleChatCompletions, isChatCompletionsPath } from "./openai-chat.ts";
 import { openAIError, openAIErrorForStatus } from "./openai-errors.ts";
 import { registerSpeechRoutes as registerSandboxSpeechRoutes } from "./speech.ts";
 import { type LoggedRequest, SandboxState, type SandboxStats } from "./state.ts";
+import { registerVideoRoutes } from "./video/video-routes.ts";
 
 export type { LoggedRequest, SandboxStats } from "./state.ts";
 export { SandboxState } from "./state.ts";
@@ -109,6 +110,7 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
   registerSandboxEmbeddingRoutes(app, state);
   registerSandboxSpeechRoutes(app, state);
   registerImageRoutes(app, state);
+  registerVideoRoutes(app, state);
   app.post("/*", (request, reply) => {
     const path = pathOf(request.url);
     if (isChatCompletionsPath(path)) return handleChatCompletions(request, reply, state);
