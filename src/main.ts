@@ -147,7 +147,7 @@ export async function buildServices(
 function createVideoTasks(
   config: Config,
   deps: {
-    store: Store;
+    store: Store & { dialect?: string };
     catalog: Catalog;
     providers: ReturnType<typeof createProviderRegistry>;
     logger: Logger;
@@ -186,6 +186,7 @@ function createVideoTasks(
       leaseMs: tasks.lease_seconds * 1000,
       vendorPollsPerSecond: () => tasks.vendor_polls_per_second,
       batchSize: 50,
+      singleProcess: deps.store.dialect === "sqlite",
     },
   });
   return {

@@ -292,6 +292,16 @@ export function sqlTaskStore(
       );
     },
 
+    async clearVideoTaskLeases(owner) {
+      let update = db
+        .updateTable("video_tasks")
+        .set({ lease_owner: null, lease_until: 0 })
+        .where("lease_until", ">", 0);
+      if (owner !== undefined) update = update.where("lease_owner", "=", owner);
+      const result = await update.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async recordVideoTaskProgress(id, owner, progress) {
       await db
         .updateTable("video_tasks")

@@ -142,6 +142,11 @@ export interface TaskStore {
     leaseMs: number,
     limit: number,
   ): Promise<VideoTask[]>;
+  /**
+   * Ends leases of processes that are gone: every lease (a database only this process uses),
+   * or those of `owner` (a restarted instance with a stable id).
+   */
+  clearVideoTaskLeases(owner?: string): Promise<number>;
   /** Records a poll of a task that is not final (only while `owner` holds its lease). */
   recordVideoTaskProgress(id: string, owner: string, progress: VideoTaskProgress): Promise<void>;
   /**

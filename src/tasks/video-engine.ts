@@ -29,6 +29,11 @@ export interface VideoEngineOptions {
   vendorPollsPerSecond(vendor: string): number;
   /** Tasks (and webhooks) taken per tick. */
   batchSize: number;
+  /**
+   * Whether this process is the only one using the database (SQLite): then every lease found at
+   * start-up is a dead process's and is ended at once; otherwise only this instance id's own.
+   */
+  singleProcess: boolean;
 }
 
 /** Delivers one webhook event; `ok` for a 2xx answer. */
@@ -262,7 +267,13 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     timer.unref();
   }
 
-  schedule(0);
+  // Leases left by a dead process would keep its tasks unpolled until they run out.
+  const ready = store
+    .clearVideoTaskLeases(options.singleProcess ? undefined : owner)
+    .catch((error: unknown) =>
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "could not end old leases"),
+    );
+  void ready.then(() => schedule(0));
   return {
     kick: () => schedule(0),
     runOnce,
