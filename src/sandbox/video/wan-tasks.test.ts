@@ -21,7 +21,24 @@ beforeEach(async () => {
   KEY = `Bearer sk-test-${++tests}`;
   await fetch(`${sandbox.url}/__sandbox/reset`, { method: "POST" });
 });
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
+
+interface TaskAnswer {
+  request_id: string;
+  output: {
+    task_id: string;
+    task_status: string;
+    submit_time: string;
+    scheduled_time: string;
+    end_time: string;
+    orig_prompt?: string;
+    actual_prompt?: string;
+    video_url?: string;
+    code?: string;
+  };
+  usage?: Json;
+  code?: string;
+}
 
 async function create(body: Json): Promise<string> {
   const response = await fetch(`${sandbox.url}${VIDEO_SYNTHESIS_PATH}`, {
@@ -34,7 +51,7 @@ async function create(body: Json): Promise<string> {
     body: JSON.stringify(body),
   });
   expect(response.status).toBe(200);
-  return ((await response.json()) as Json).output.task_id;
+  return ((await response.json()) as TaskAnswer).output.task_id;
 }
 
 async function poll(taskId: string, headers: Record<string, string> = {}) {
@@ -44,18 +61,22 @@ async function poll(taskId: string, headers: Record<string, string> = {}) {
   return {
     status: response.status,
     headers: response.headers,
-    body: (await response.json()) as Json,
+    body: (await response.json()) as TaskAnswer,
   };
 }
 
-async function output(taskId: string): Promise<Json> {
+async function output(taskId: string): Promise<TaskAnswer> {
   const answer = await poll(taskId);
   expect(answer.status).toBe(200);
   return answer.body;
 }
 
 /** Polls every 100 ms (within the vendor's 20 polls a second) until the task is in `status`. */
-async function waitForStatus(taskId: string, status: string, timeoutMs: number): Promise<Json> {
+async function waitForStatus(
+  taskId: string,
+  status: string,
+  timeoutMs: number,
+): Promise<TaskAnswer> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const body = await output(taskId);
@@ -334,13 +355,15 @@ describe("Wan video tasks", () => {
     const id = await create(body);
     await poll(id);
     await cancel(id);
-    const log = (await (await fetch(`${sandbox.url}/__sandbox/requests?limit=3`)).json()) as Json;
-    expect(log.requests.map((entry: Json) => [entry.method, entry.path])).toEqual([
+    const log = (await (await fetch(`${sandbox.url}/__sandbox/requests?limit=3`)).json()) as {
+      requests: Array<{ method: string; path: string; body: unknown; headers: Json }>;
+    };
+    expect(log.requests.map((entry) => [entry.method, entry.path])).toEqual([
       ["POST", VIDEO_SYNTHESIS_PATH],
       ["GET", `${TASKS_PATH}/${id}`],
       ["POST", `${TASKS_PATH}/${id}/cancel`],
     ]);
-    expect(log.requests[0].body).toEqual(body);
-    expect(log.requests[0].headers["x-dashscope-async"]).toBe("enable");
+    expect(log.requests[0]?.body).toEqual(body);
+    expect(log.requests[0]?.headers["x-dashscope-async"]).toBe("enable");
   });
 });
