@@ -129,6 +129,7 @@ describe("Wan video tasks", () => {
       video_url: expect.stringContaining("/__results/video/vid-256x144-3s-"),
     });
     expect(ms(done.output.end_time) - ms(done.output.submit_time)).toBe(40_000);
+    expect(done.output.actual_prompt).not.toContain("[[sandbox:");
     expect(done.usage).toEqual({
       duration: 3,
       input_video_duration: 0,
