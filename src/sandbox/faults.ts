@@ -48,7 +48,7 @@ export interface FaultSpec {
   videoSeconds?: number;
   /** Video tasks: end FAILED with this vendor code instead of succeeding. */
   videoFail?: string;
-  /** Video tasks: the output is blocked by moderation (DashScope `DataInspectionFailed`, xAI `respect_moderation: false`). */
+  /** Video tasks: the output is blocked by moderation, in each vendor's way of saying so. */
   videoModerated?: boolean;
   /** Video tasks: never finish (RUNNING until the task expires). */
   videoStuck?: boolean;
@@ -197,12 +197,19 @@ export function parseFaultSpec(spec: string): FaultParseResult {
         return { ok: false, message: `fault status must be an integer 400-599, got '${value}'` };
       }
       fault.status = status;
-    } else if (key === "code" || key === "video-fail") {
+    } else if (key === "code") {
       if (value.length > MAX_CODE_LENGTH || !/^[A-Za-z][\w.]*$/.test(value)) {
-        return { ok: false, message: `fault ${key} must be a vendor error code, got '${value}'` };
+        return { ok: false, message: `fault code must be a vendor error code, got '${value}'` };
       }
-      if (key === "code") fault.code = value;
-      else fault.videoFail = value;
+      fault.code = value;
+    } else if (key === "video-fail") {
+      if (value.length > MAX_CODE_LENGTH || !/^[A-Za-z][\w.]*$/.test(value)) {
+        return {
+          ok: false,
+          message: `fault video-fail must be a vendor error code, got '${value}'`,
+        };
+      }
+      fault.videoFail = value;
     } else if (key === "video-seconds") {
       if (!/^\d{1,4}(\.\d{1,3})?$/.test(value) || Number(value) > MAX_VIDEO_SECONDS) {
         return {

@@ -3,7 +3,7 @@
  * A minimal ISO-BMFF (MP4) muxer for one Motion-JPEG video track: `ftyp`, then `moov` (so a
  * player can start before the end: "fast start"), then one `mdat` holding the frames as a single
  * chunk. The sample entry is `mp4v` with an `esds` whose ObjectTypeIndication is 0x6C (JPEG,
- * ISO/IEC 10918-1), which ffmpeg reads as `mjpeg` and mp4box.js as `mp4v.6c`. Every frame is a
+ * ISO/IEC 10918-1), which ffmpeg reads as `mjpeg` and mp4box.js as `mp4v` with OTI 0x6C. Every frame is a
  * sync sample (no `stss`), all frames last the same time (one `stts` entry). Pure: bytes in,
  * bytes out.
  */
@@ -81,11 +81,13 @@ function matrix(): Uint8Array {
   return concat(MATRIX.map(u32));
 }
 
-function esds(frames: readonly Uint8Array[], durationMs: number): Uint8Array {
+/** The elementary stream descriptor: JPEG frames, with the buffer and bit rates they need. */
+function esds(track: MotionJpegTrack): Uint8Array {
+  const { frames, frameMs } = track;
   const largest = frames.reduce((max, frame) => Math.max(max, frame.length), 0);
   const total = frames.reduce((sum, frame) => sum + frame.length, 0);
-  const averageBitrate = durationMs > 0 ? Math.round((total * 8 * 1000) / durationMs) : 0;
-  const maxBitrate = Math.round((largest * 8 * 1000) / (durationMs / frames.length || 1));
+  const averageBitrate = Math.round((total * 8 * 1000) / (frames.length * frameMs));
+  const maxBitrate = Math.round((largest * 8 * 1000) / frameMs);
   const decoderConfig = descriptor(
     0x04,
     u8(JPEG_OBJECT_TYPE),
@@ -99,7 +101,7 @@ function esds(frames: readonly Uint8Array[], durationMs: number): Uint8Array {
   return fullBox("esds", 0, 0, esDescriptor);
 }
 
-function sampleEntry(track: MotionJpegTrack, durationMs: number): Uint8Array {
+function sampleEntry(track: MotionJpegTrack): Uint8Array {
   const compressor = zeros(32);
   const name = ascii("Motion JPEG");
   compressor[0] = name.length;
@@ -118,15 +120,15 @@ function sampleEntry(track: MotionJpegTrack, durationMs: number): Uint8Array {
     compressor,
     u16(0x0018), // depth: colour, no alpha
     u16(0xffff), // pre_defined = -1
-    esds(track.frames, durationMs),
+    esds(track),
   );
 }
 
-function sampleTable(track: MotionJpegTrack, durationMs: number, chunkOffset: number) {
+function sampleTable(track: MotionJpegTrack, chunkOffset: number): Uint8Array {
   const count = track.frames.length;
   return box(
     "stbl",
-    fullBox("stsd", 0, 0, u32(1), sampleEntry(track, durationMs)),
+    fullBox("stsd", 0, 0, u32(1), sampleEntry(track)),
     fullBox("stts", 0, 0, u32(1), u32(count), u32(track.frameMs)),
     fullBox("stsc", 0, 0, u32(1), u32(1), u32(count), u32(1)),
     fullBox("stsz", 0, 0, u32(0), u32(count), ...track.frames.map((frame) => u32(frame.length))),
@@ -182,12 +184,7 @@ function movie(track: MotionJpegTrack, chunkOffset: number): Uint8Array {
   );
   const hdlr = fullBox("hdlr", 0, 0, u32(0), ascii("vide"), zeros(12), ascii("VideoHandler\0"));
   const dinf = box("dinf", fullBox("dref", 0, 0, u32(1), fullBox("url ", 0, 1)));
-  const minf = box(
-    "minf",
-    fullBox("vmhd", 0, 1, zeros(8)),
-    dinf,
-    sampleTable(track, durationMs, chunkOffset),
-  );
+  const minf = box("minf", fullBox("vmhd", 0, 1, zeros(8)), dinf, sampleTable(track, chunkOffset));
   return box("moov", mvhd, box("trak", tkhd, box("mdia", mdhd, hdlr, minf)));
 }
 

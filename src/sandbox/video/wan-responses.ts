@@ -8,6 +8,7 @@
  */
 import { dashScopeErrorForStatus, INVALID_PARAMETER_MESSAGE } from "../dashscope-errors.ts";
 import { pickWords } from "../deterministic-text.ts";
+import { stripDirectives } from "../faults.ts";
 import type { LinkSigner } from "../signed-links.ts";
 import type { VideoSpec } from "./video-frames.ts";
 import { signVideoUrl } from "./video-results.ts";
@@ -43,9 +44,10 @@ export const MODERATION_FAILURE = wanFailure("DataInspectionFailed");
 /** The prompt the vendor's rewriter would have run: the user's, extended deterministically. */
 export function actualPrompt(job: WanTaskJob): string {
   const [first, second] = pickWords(job.video.seed, 2);
-  const lead = job.prompt?.trim()
-    ? job.prompt.trim()
-    : "The subject of the reference image comes to life.";
+  const prompt = stripDirectives(job.prompt ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
+  const lead = prompt || "The subject of the reference image comes to life.";
   return (
     `${lead} Cinematic shot with ${first} and ${second} tones, soft natural light, ` +
     "smooth steady camera motion and fine detail."

@@ -159,7 +159,7 @@ function videoBody(
       return { status: "expired", model };
     case "PENDING":
     case "RUNNING":
-    case "CANCELED":
+    case "CANCELED": // xAI has no cancel: never reached
       return { status: "pending", progress: view.progress, model };
     case "FAILED":
       return {
