@@ -69,6 +69,12 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
   },
   {
     method: "POST",
+    path: "/v1/videos/generations",
+    caller: "user",
+    models: ["motion2.6-t2v", "motion2.7-i2v", "gen-video", "gen-video-1.5-preview"],
+  },
+  {
+    method: "POST",
     path: "/v1/billing/quote",
     caller: "user",
     models: ["gpt-4o-mini", "claude-sonnet-4-0", "text-embedding-v4", "tts3-flash", "imgmodel-1"],
@@ -102,6 +108,11 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/admin/accounts", caller: "admin" },
   { method: "GET", path: "/v1/admin/accounts/{id}/keys", caller: "admin" },
   { method: "POST", path: "/v1/admin/keys/{id}/revoke", caller: "admin" },
+  { method: "GET", path: "/v1/videos/generations", caller: "user" },
+  { method: "GET", path: "/v1/videos/generations/{id}", caller: "user" },
+  { method: "POST", path: "/v1/videos/generations/{id}/cancel", caller: "user" },
+  { method: "GET", path: "/v1/account/webhook-secret", caller: "user" },
+  { method: "POST", path: "/v1/account/webhook-secret/rotate", caller: "user" },
 ];
 
 const ANTHROPIC_PATHS = new Set(["/v1/messages", "/v1/messages/count_tokens"]);
@@ -111,6 +122,9 @@ function dialectsFor(path: string, body: string): Dialect[] {
   // Pictor's dialect, also before the model is known; imgmodel and legacy-img are gateway style.
   if (path === "/v1/images/generations")
     return /imgmodel|legacy-img/.test(body) ? ["gateway", "provider"] : ["provider"];
+  // Family A (motion) answers in DashScope's dialect, also before the model is known.
+  if (path === "/v1/videos/generations")
+    return /gen-video/.test(body) ? ["gateway", "provider"] : ["provider"];
   return ["gateway"];
 }
 
