@@ -1,8 +1,9 @@
 /**
  * @module main
  * The composition root: reads configuration, starts the sandbox when it is to serve every vendor
- * (`sandbox.mode: always`, or `auto` with no credential set), opens the database, builds the concrete services, bootstraps the first admin, and
- * starts the HTTP server with a graceful SIGTERM drain. Nothing else builds concrete services.
+ * (`sandbox.mode: always`, or `auto` with no credential set), opens the database, builds the
+ * concrete services, bootstraps the first admin, and starts the HTTP server with a graceful
+ * SIGTERM drain. Nothing else builds concrete services.
  */
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";

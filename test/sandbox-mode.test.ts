@@ -298,6 +298,7 @@ describe("sandbox.mode auto with one vendor credential", () => {
       const error = await failure(call, Anthropic.APIError);
       expect(error).toBeInstanceOf(Anthropic.APIError);
       expect(error.status).toBe(503);
+      expect(error.errorCode).toBe("vendor_not_configured");
       expect(error.error).toMatchObject({
         type: "error",
         error: { type: "api_error", message: expect.stringContaining("GEMINI_API_KEY") },
