@@ -1,8 +1,9 @@
 /**
  * @module main
- * The composition root: reads configuration, starts the sandbox when some vendor has no
- * credential, opens the database, builds the concrete services, bootstraps the first admin, and
- * starts the HTTP server with a graceful SIGTERM drain. Nothing else builds concrete services.
+ * The composition root: reads configuration, starts the sandbox when it is to serve every vendor
+ * (`sandbox.mode: always`, or `auto` with no credential set), opens the database, builds the
+ * concrete services, bootstraps the first admin, and starts the HTTP server with a graceful
+ * SIGTERM drain. Nothing else builds concrete services.
  */
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
@@ -10,7 +11,13 @@ import { buildApp } from "./app.ts";
 import { createAttemptLimiter, createAuthenticator } from "./auth/index.ts";
 import { createLedgerBilling, startInflightRecovery, warmTokenizer } from "./billing/index.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";
-import { Catalog, type CatalogData, loadCatalogData } from "./catalog/index.ts";
+import {
+  Catalog,
+  type CatalogData,
+  loadCatalogData,
+  routingBanner,
+  sandboxServesAll,
+} from "./catalog/index.ts";
 import { type Config, loadConfig } from "./config/index.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
@@ -44,26 +51,16 @@ export interface StartOptions {
   print?: (line: string) => void;
 }
 
-function vendorsWithoutCredential(
-  data: CatalogData,
-  env: Record<string, string | undefined>,
-): string[] {
-  return Object.entries(data.vendors)
-    .filter(([, vendor]) => !env[vendor.credential_env])
-    .map(([name]) => name);
-}
-
 async function startSandboxIfNeeded(
   config: Config,
   data: CatalogData,
   env: Record<string, string | undefined>,
   logger: Logger,
 ) {
+  // `auto` is the demo only while no credential is set; `always` simulates everything.
+  if (!sandboxServesAll(data, env, config.sandbox.mode)) return undefined;
   if (config.sandbox.url)
     return { url: config.sandbox.url.replace(/\/$/, ""), close: async () => {} };
-  if (config.sandbox.mode === "never") return undefined;
-  if (config.sandbox.mode === "auto" && vendorsWithoutCredential(data, env).length === 0)
-    return undefined;
   // The sandbox is a separate server; only this composition root starts it, and only on demand.
   // It runs in a worker thread, so no request to it can stall this process's event loop.
   const { startSandboxIsolated } = await import("./sandbox/isolated.ts");
@@ -284,6 +281,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   print(
     `  ${services.catalog.list().length} models; database ${store.dialect}; ${started.sandboxUrl ? `sandbox ${started.sandboxUrl}` : "no sandbox"}`,
   );
+  for (const line of routingBanner(services.catalog)) print(line);
   if (bootstrapKey) {
     print("First start: created the admin account admin@localhost. Its API key (shown once):");
     print(bootstrapKey);

@@ -130,7 +130,7 @@ describe("the shipped catalog", () => {
     }
   });
 
-  it("routes to the real vendor when its credential is set", () => {
+  it("routes to the real vendor when its credential is set, and other vendors nowhere", () => {
     const real = new Catalog(data, {
       env: { OPENAI_API_KEY: "sk-real" },
       sandboxUrl: "http://127.0.0.1:9",
@@ -143,6 +143,37 @@ describe("the shipped catalog", () => {
       apiKey: "sk-real",
       upstreamModel: "gpt-4o-mini",
     });
+    // `auto` with a credential set is no demo: a vendor without one is not simulated.
+    const claude = real.list().find((model) => model.routes[0]?.vendor === "anthropic")!;
+    expect(claude.resolvedRoutes).toEqual([]);
+    expect(claude.missingCredentials).toEqual([
+      { vendor: "anthropic", credentialEnv: "ANTHROPIC_API_KEY" },
+    ]);
+    expect(real.list().flatMap((model) => model.resolvedRoutes.filter((r) => r.sandbox))).toEqual(
+      [],
+    );
+  });
+
+  it("routes every vendor to the sandbox under `always`, credential or not, and none under `never`", () => {
+    const env = { OPENAI_API_KEY: "sk-real" };
+    const always = new Catalog(data, {
+      env,
+      sandboxUrl: "http://127.0.0.1:9",
+      sandboxMode: "always",
+    });
+    for (const model of always.list()) {
+      expect(model.resolvedRoutes.length, model.id).toBeGreaterThan(0);
+      expect(model.resolvedRoutes.every((route) => route.sandbox)).toBe(true);
+    }
+    const never = new Catalog(data, {
+      env: {},
+      sandboxUrl: "http://127.0.0.1:9",
+      sandboxMode: "never",
+    });
+    for (const model of never.list()) {
+      expect(model.resolvedRoutes, model.id).toEqual([]);
+      expect(model.missingCredentials.length, model.id).toBeGreaterThan(0);
+    }
   });
 });
 
@@ -294,12 +325,26 @@ describe("catalog additions in switchyard.yaml", () => {
       expect(upstream.stats().requests).toBe(before + 1);
     });
 
-    it("lists a model whose route has no adapter for its endpoint as unavailable", async () => {
+    it("lists the models of vendors without a credential as unavailable, with the reason", async () => {
+      // A credential is set (LOCAL_LLM_KEY), so the sandbox serves nothing: the shipped vendors
+      // have none and wait for theirs.
+      expect(gateway.sandboxUrl).toBeUndefined();
       const { key } = await createUser(gateway);
       const video = await gateway.request("/v1/models/local-clip", { key });
       expect(await video.json()).toMatchObject({ endpoint: "video", available: false });
       const chat = await gateway.request("/v1/models/gpt-4o-mini", { key });
-      expect(await chat.json()).toMatchObject({ endpoint: "chat", available: true });
+      expect(await chat.json()).toMatchObject({
+        endpoint: "chat",
+        available: false,
+        unavailable_reason: {
+          code: "vendor_not_configured",
+          message: expect.stringContaining("OPENAI_API_KEY"),
+        },
+      });
+      const local = await gateway.request("/v1/models/local-llama", { key });
+      const listed = (await local.json()) as Record<string, unknown>;
+      expect(listed).toMatchObject({ endpoint: "chat", available: true });
+      expect(listed).not.toHaveProperty("unavailable_reason");
     });
 
     it("shows the overridden shipped entry", async () => {

@@ -23,10 +23,12 @@ async function expectProviderError(response: Response, status: number, code: str
   const text = await response.text();
   expect(response.status, text).toBe(status);
   const body = JSON.parse(text) as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(["code", "message", "request_id"]);
+  expect(Object.keys(body).sort()).toEqual(["code", "error", "message", "request_id"]);
   expect(body.code).toBe(code);
   expect(typeof body.message).toBe("string");
   expect(body.request_id).toBe(response.headers.get("x-request-id"));
+  // The same code and message in an OpenAI-style `error` object, for the official SDKs.
+  expect(body.error).toEqual({ message: body.message, type: expect.any(String), code });
   return body as { code: string; message: string; request_id: string };
 }
 

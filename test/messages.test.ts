@@ -275,7 +275,11 @@ describe("errors, mapping and billing in the Anthropic dialect", () => {
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({
       type: "error",
-      error: { type: "authentication_error", message: expect.any(String) },
+      error: {
+        type: "authentication_error",
+        message: expect.any(String),
+        details: { error_code: "invalid_api_key" },
+      },
       request_id: response.headers.get("x-request-id"),
     });
   });

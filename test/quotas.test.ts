@@ -17,6 +17,7 @@ async function expectThrottled(response: Response) {
     code: "Throttling.RateQuota",
     message: expect.any(String),
     request_id: response.headers.get("x-request-id"),
+    error: { message: body.message, type: "rate_limit_error", code: "Throttling.RateQuota" },
   });
   expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 }

@@ -61,6 +61,12 @@ describe("npm start on a fresh checkout", { timeout: 60_000 }, () => {
 
     const key = await printedKey(gateway);
     firstKey = key;
+    // No credential: the demo. The banner says plainly that replies are not a vendor's.
+    const simulated = gateway.proc.lines.filter((line) => line.includes("SANDBOX"));
+    expect(simulated, gateway.proc.stdout()).toHaveLength(1);
+    expect(simulated[0]).toMatch(
+      /^ {2}SANDBOX: replies are simulated, not from real vendors \(anthropic, .*openai.*\)\.$/,
+    );
     const curl = gateway.proc.lines.filter((line) => line.includes("curl"));
     expect(curl).toHaveLength(1);
     expect(curl[0]).toContain(key);

@@ -90,8 +90,10 @@ describe("video tasks", () => {
     };
     const response = await submit(body);
     expect(response.status).toBe(202);
+    expect(response.headers.get("x-switchyard-sandbox")).toBe("true");
     const accepted = (await response.json()) as TaskRecord;
     expect(accepted.id).toMatch(/^vtask_/);
+    expect((await read(accepted.id)).headers.get("x-switchyard-sandbox")).toBe("true");
     expect(accepted.status).toBe("queued");
     expect(accepted.billing).toMatchObject({ state: "held", held_micros: 500_000 });
     expect((await balance()).held_micros - before.held_micros).toBe(500_000);

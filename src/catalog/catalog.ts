@@ -1,79 +1,24 @@
 /**
  * @module catalog/catalog
  * The model catalog at run time: lookup by id or alias, listing for a key, and each model's
- * resolved routes (adapter, base URL, credential). Routes are resolved once at boot: a vendor
- * whose credential variable is set goes to the real vendor, otherwise to the sandbox.
+ * resolved routes (adapter, base URL, credential). Routes are resolved once at boot, by the rules
+ * of `route-resolution.ts`.
  */
 import type { CatalogData } from "./load-catalog.ts";
-import type { AdapterName, EndpointKind, ModelEntry, VendorEntry } from "./schema.ts";
-
-export interface ResolvedRoute {
-  vendor: string;
-  adapter: AdapterName;
-  baseUrl: string;
-  apiKey: string;
-  upstreamModel: string;
-  weight: number;
-  /** True when the route points at the sandbox rather than the real vendor. */
-  sandbox: boolean;
-  /** Per-route timeouts; absent fields use the `upstream` configuration. */
-  timeouts?: { firstByteMs?: number; idleMs?: number };
-}
+import {
+  isMissingCredential,
+  type MissingCredential,
+  type ResolvedRoute,
+  type RouteResolution,
+  resolveRoute,
+  sandboxServesAll,
+} from "./route-resolution.ts";
+import type { EndpointKind, ModelEntry } from "./schema.ts";
 
 export interface CatalogModel extends ModelEntry {
   resolvedRoutes: ResolvedRoute[];
-}
-
-export interface RouteResolution {
-  env: Record<string, string | undefined>;
-  /** Deployment-wide model aliases (exact ids or `prefix*` patterns). */
-  modelAliases?: Record<string, string>;
-  /** Base URL of the sandbox, when one is running. */
-  sandboxUrl?: string;
-  sandboxMode: "auto" | "always" | "never";
-}
-
-export const SANDBOX_CREDENTIAL = "sk-sandbox";
-
-function resolveRoute(
-  route: ModelEntry["routes"][number],
-  vendor: VendorEntry | undefined,
-  resolution: RouteResolution,
-): ResolvedRoute | undefined {
-  const adapter = route.adapter ?? vendor?.adapter;
-  const credentialEnv = route.credential_env ?? vendor?.credential_env;
-  const realBaseUrl = route.base_url ?? vendor?.base_url;
-  if (!adapter || !realBaseUrl) return undefined;
-  const credential = credentialEnv ? resolution.env[credentialEnv] : undefined;
-  const explicitRoute = route.base_url !== undefined && !credentialEnv;
-  const useSandbox =
-    resolution.sandboxMode === "always" ||
-    (resolution.sandboxMode === "auto" && !credential && !explicitRoute);
-  const base = {
-    vendor: route.vendor,
-    adapter,
-    upstreamModel: route.upstream_model,
-    weight: route.weight ?? 1,
-    ...(route.first_byte_timeout_ms || route.idle_timeout_ms
-      ? { timeouts: { firstByteMs: route.first_byte_timeout_ms, idleMs: route.idle_timeout_ms } }
-      : {}),
-  };
-  if (useSandbox) {
-    if (!resolution.sandboxUrl || !vendor) return undefined;
-    return {
-      ...base,
-      baseUrl: resolution.sandboxUrl + vendor.sandbox_path,
-      apiKey: SANDBOX_CREDENTIAL,
-      sandbox: true,
-    };
-  }
-  if (!credential && !explicitRoute) return undefined;
-  return {
-    ...base,
-    baseUrl: realBaseUrl.replace(/\/$/, ""),
-    apiKey: credential ?? "",
-    sandbox: false,
-  };
+  /** Routes left out because their credential variable is not set, in route order. */
+  missingCredentials: MissingCredential[];
 }
 
 export class Catalog {
@@ -84,11 +29,20 @@ export class Catalog {
 
   constructor(data: CatalogData, resolution: RouteResolution) {
     this.#deploymentAliases = resolution.modelAliases ?? {};
+    const rules = {
+      ...resolution,
+      sandboxServesAll: sandboxServesAll(data, resolution.env, resolution.sandboxMode),
+    };
     for (const entry of data.models) {
-      const resolvedRoutes = entry.routes
-        .map((route) => resolveRoute(route, data.vendors[route.vendor], resolution))
-        .filter((route): route is ResolvedRoute => route !== undefined);
-      const model: CatalogModel = { ...entry, resolvedRoutes };
+      const resolvedRoutes: ResolvedRoute[] = [];
+      const missingCredentials: MissingCredential[] = [];
+      for (const route of entry.routes) {
+        const resolved = resolveRoute(route, data.vendors[route.vendor], rules);
+        if (resolved === undefined) continue;
+        if (isMissingCredential(resolved)) missingCredentials.push(resolved);
+        else resolvedRoutes.push(resolved);
+      }
+      const model: CatalogModel = { ...entry, resolvedRoutes, missingCredentials };
       this.#models.set(entry.id, model);
       for (const alias of entry.aliases ?? []) this.#aliases.set(alias, entry.id);
     }

@@ -1,7 +1,9 @@
 /**
  * @module catalog
- * Model catalog: schema, loading and validation, run-time lookups and route resolution.
+ * Model catalog: schema, loading and validation, route resolution, and run-time lookups.
  */
 export * from "./catalog.ts";
 export * from "./load-catalog.ts";
+export * from "./route-resolution.ts";
+export * from "./routing-summary.ts";
 export * from "./schema.ts";

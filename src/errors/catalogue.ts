@@ -223,6 +223,12 @@ export const ERROR_CATALOGUE = {
     type: "upstream_error",
     message: "The upstream provider's answer is larger than this gateway reads: {detail}",
   },
+  vendor_not_configured: {
+    status: 503,
+    type: "server_error",
+    message:
+      "The model '{model}' is not available on this gateway: no credential is configured for {vendor}. The operator enables it by setting {credential}.",
+  },
   provider_not_configured: {
     status: 503,
     type: "server_error",

@@ -2,8 +2,10 @@
  * @module http/error-renderer
  * Renders any thrown value as an HTTP error in one of the wire dialects:
  * - `gateway`: `{"error":{"message","type","code","param"}}` (OpenAI style)
- * - `provider`: `{"code","message","request_id"}` (DashScope style, `pictor` images)
- * - `anthropic`: `{"type":"error","error":{"type","message"},"request_id"}`
+ * - `provider`: `{"code","message","request_id","error":{"message","type","code"}}` (DashScope
+ *   style, `pictor` images; the `error` object repeats the fields so the OpenAI SDKs read them)
+ * - `anthropic`: `{"type":"error","error":{"type","message","details":{"error_code"}},
+ *   "request_id"}` (`error_code` is the catalogue code, which Anthropic's SDKs expose)
  * Some rules hold in every dialect but Anthropic's: a bad key is gateway style, 402 carries
  * `message` only, and quota 429s are provider style `Throttling.RateQuota` (spec section 7).
  */
@@ -61,6 +63,17 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   504: "timeout_error",
   529: "overloaded_error",
 };
+
+/** Configuration failures: Anthropic's `overloaded_error` would tell a client to wait. */
+const ANTHROPIC_CONFIGURATION_CODES = new Set(["vendor_not_configured", "provider_not_configured"]);
+
+/**
+ * The provider style of spec section 7, with an OpenAI-style `error` object beside its fields:
+ * the official SDKs read only `error`, DashScope clients only the top level.
+ */
+function providerBody(code: string, message: string, type: string, requestId: string) {
+  return { code, message, request_id: requestId, error: { message, type, code } };
+}
 
 /**
  * Turns upstream failures into catalogue errors; the provider's text is kept, and so is its
@@ -121,17 +134,24 @@ export function renderError(
   if (dialect === "anthropic") {
     body = {
       type: "error",
-      error: { type: ANTHROPIC_TYPES[status] ?? "api_error", message },
+      error: {
+        type: ANTHROPIC_CONFIGURATION_CODES.has(code)
+          ? "api_error"
+          : (ANTHROPIC_TYPES[status] ?? "api_error"),
+        message,
+        // Where Anthropic puts a stable cause; its SDKs expose it as `errorCode`.
+        details: { error_code: gatewayError.providerCode ?? code },
+      },
       request_id: requestId,
     };
   } else if (code === "insufficient_balance") {
     body = { error: { message } };
   } else if (code === "rate_limited" || code === "concurrency_limited") {
-    body = { code: "Throttling.RateQuota", message, request_id: requestId };
+    body = providerBody("Throttling.RateQuota", message, type, requestId);
   } else if (dialect === "provider" && code !== "invalid_api_key") {
     if (PROVIDER_INVALID_PARAMETER.has(code)) status = 400;
     const providerCode = gatewayError.providerCode ?? PROVIDER_CODES[code] ?? code;
-    body = { code: providerCode, message, request_id: requestId };
+    body = providerBody(providerCode, message, type, requestId);
   } else {
     const rendered: Record<string, unknown> = {
       message,

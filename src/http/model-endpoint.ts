@@ -1,8 +1,9 @@
 /**
  * @module http/model-endpoint
  * The request pipeline, written once for every model endpoint:
- * request id → authenticate → resolve model → endpoint kind → key allowlist → validate (schema,
- * then the model's own rules) → quota lease → billing hold → operation → settle → log.
+ * request id → authenticate → resolve model → endpoint kind → key allowlist → vendor configured →
+ * validate (schema, then the model's own rules) → quota lease → billing hold → operation →
+ * settle → log. A response the sandbox answered is marked `x-switchyard-sandbox: true`.
  * An endpoint is a declaration (`ModelEndpoint`); this module runs it.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
@@ -15,11 +16,17 @@ import type {
   SettleDetails,
   Settlement,
 } from "../billing/index.ts";
-import { type CatalogModel, type EndpointKind, isModelAllowed } from "../catalog/index.ts";
+import {
+  type CatalogModel,
+  type EndpointKind,
+  isModelAllowed,
+  type ResolvedRoute,
+} from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
+import { SANDBOX_HEADER, vendorNotConfigured } from "./model-availability.ts";
 import { registerRouteDoc } from "./openapi.ts";
 import { holdRequest, type OutputCapControl } from "./output-cap.ts";
 import type { Services } from "./services.ts";
@@ -39,6 +46,8 @@ export interface OperationContext {
   headers: Record<string, string | string[] | undefined>;
   /** Charges the actual usage now (idempotent); streams call it before their final frame. */
   settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
+  /** Told of each route whose upstream was called; a sandbox route marks the response. */
+  routeCalled(route: ResolvedRoute): void;
 }
 
 export type OperationResult =
@@ -205,6 +214,8 @@ export function registerModelEndpoint<S extends TSchema>(
       if (!isModelAllowed(caller.key.models, catalogModel.id)) {
         throw new GatewayError("model_not_allowed", { model: catalogModel.id }, { param: "model" });
       }
+      const unconfigured = vendorNotConfigured(catalogModel);
+      if (unconfigured) throw unconfigured;
       const validated = validate(raw);
       endpoint.validateForModel?.(validated, catalogModel);
 
@@ -248,6 +259,9 @@ export function registerModelEndpoint<S extends TSchema>(
           signal: abort.signal,
           headers: request.headers,
           settle,
+          routeCalled: (route) => {
+            if (route.sandbox) reply.header(SANDBOX_HEADER, "true");
+          },
         });
         upstreamAnsweredAt = performance.now();
         const ttfbMs = upstreamAnsweredAt - started;

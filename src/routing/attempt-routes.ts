@@ -10,8 +10,19 @@ import { UpstreamError } from "../spec/index.ts";
 
 export interface AttemptLog {
   route: ResolvedRoute;
+  /** True when the call succeeded. */
+  ok: boolean;
+  /** The upstream failure, when the route's upstream answered with one (or could not be reached). */
   error?: UpstreamError;
   durationMs: number;
+}
+
+/** What `logAttempts` needs of a request (an endpoint's `OperationContext` has it all). */
+export interface AttemptContext {
+  requestId: string;
+  services: { logger: AttemptLogger };
+  /** Told of each route whose upstream was called (it succeeded or failed upstream). */
+  routeCalled?(route: ResolvedRoute): void;
 }
 
 /** What `logAttempts` needs of a logger (pino's signature). */
@@ -19,18 +30,23 @@ export interface AttemptLogger {
   debug(fields: Record<string, unknown>, message: string): void;
 }
 
-/** The `onAttempt` callback every endpoint uses: one debug line per attempt, with the request id. */
-export function logAttempts(logger: AttemptLogger, requestId: string) {
-  return (attempt: AttemptLog): void =>
-    logger.debug(
+/**
+ * The `onAttempt` callback every endpoint uses: one debug line per attempt, with the request id,
+ * and `routeCalled` for each route whose upstream was called.
+ */
+export function logAttempts(context: AttemptContext) {
+  return (attempt: AttemptLog): void => {
+    if (attempt.ok || attempt.error) context.routeCalled?.(attempt.route);
+    context.services.logger.debug(
       {
-        requestId,
+        requestId: context.requestId,
         vendor: attempt.route.vendor,
         failed: attempt.error?.message,
         ms: Math.round(attempt.durationMs),
       },
       "upstream attempt",
     );
+  };
 }
 
 /** Routes in the order they are tried: as listed for `fallback`, weighted-random for `weighted`. */
@@ -66,11 +82,11 @@ export async function attemptRoutes<T>(
     const started = performance.now();
     try {
       const result = await call(route);
-      onAttempt?.({ route, durationMs: performance.now() - started });
+      onAttempt?.({ route, ok: true, durationMs: performance.now() - started });
       return result;
     } catch (error) {
       const upstream = UpstreamError.isInstance(error) ? error : undefined;
-      onAttempt?.({ route, error: upstream, durationMs: performance.now() - started });
+      onAttempt?.({ route, ok: false, error: upstream, durationMs: performance.now() - started });
       // A route this deployment has no adapter for is passed over like a failed one: a later
       // route may serve the model.
       const unserved = GatewayError.isInstance(error) && error.code === "provider_not_configured";

@@ -271,7 +271,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   const ready = store
     .clearVideoTaskLeases(options.singleProcess ? undefined : owner)
     .catch((error: unknown) =>
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "could not end old leases"),
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        "could not end old leases",
+      ),
     );
   void ready.then(() => schedule(0));
   return {

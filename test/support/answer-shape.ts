@@ -3,7 +3,8 @@
  * Says whether an answer is one the gateway documents (docs/errors.md): never a 5xx for a
  * client's input, an `x-request-id` always, and every 4xx in the shape of the route's dialect —
  * gateway `{"error":{"message","type","code"[,"param"]}}`, provider `{"code","message",
- * "request_id"}`, Anthropic `{"type":"error","error":{"type","message"},"request_id"}` — with
+ * "request_id","error":{"message","type","code"}}`, Anthropic
+ * `{"type":"error","error":{"type","message","details":{"error_code"}},"request_id"}` — with
  * the rules that override the dialect: 401 bad key gateway style (with `WWW-Authenticate`), 402
  * `{"error":{"message"}}`, and a quota 429 provider style `Throttling.RateQuota`.
  */
@@ -43,15 +44,24 @@ function gatewayShape(body: Json): boolean {
   );
 }
 
+/** Provider style with the `error` object that repeats its code and message for the SDKs. */
 function providerShape(body: Json): boolean {
-  return hasExactly(body, ["code", "message", "request_id"]);
+  return (
+    hasExactly({ ...body, error: "x" }, ["code", "message", "request_id", "error"]) &&
+    isObject(body.error) &&
+    hasExactly(body.error, ["message", "type", "code"]) &&
+    body.error.code === body.code &&
+    body.error.message === body.message
+  );
 }
 
 function anthropicShape(body: Json): boolean {
   return (
     body.type === "error" &&
     isObject(body.error) &&
-    hasExactly(body.error, ["type", "message"]) &&
+    isObject(body.error.details) &&
+    hasExactly(body.error.details, ["error_code"]) &&
+    hasExactly({ ...body.error, details: "x" }, ["type", "message", "details"]) &&
     hasExactly({ ...body, error: "x", type: "x" }, ["type", "error", "request_id"])
   );
 }

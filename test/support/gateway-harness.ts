@@ -16,7 +16,12 @@ export interface TestGateway extends RunningGateway {
 }
 
 export async function startTestGateway(
-  options: { config?: Record<string, unknown>; env?: Record<string, string | undefined> } = {},
+  options: {
+    config?: Record<string, unknown>;
+    env?: Record<string, string | undefined>;
+    /** Receives the start-up banner's lines (dropped by default). */
+    print?: (line: string) => void;
+  } = {},
 ): Promise<TestGateway> {
   const cwd = mkdtempSync(join(tmpdir(), "switchyard-test-"));
   const env = { ...options.env };
@@ -30,7 +35,7 @@ export async function startTestGateway(
       ...options.config,
     },
   });
-  const gateway = await startGateway({ env, config, print: () => {} });
+  const gateway = await startGateway({ env, config, print: options.print ?? (() => {}) });
   if (!gateway.bootstrapKey) throw new Error("expected a bootstrap key on an empty database");
   const adminKey = gateway.bootstrapKey;
   return {

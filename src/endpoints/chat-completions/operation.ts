@@ -68,7 +68,7 @@ export async function runChatCompletion(
 ): Promise<OperationResult> {
   const id = `chatcmpl-${newId("").slice(1)}`;
   const created = Math.floor(context.services.now() / 1000);
-  const logAttempt = logAttempts(context.services.logger, context.requestId);
+  const logAttempt = logAttempts(context);
   const dropped = droppedFieldWarnings(splitExtraFields(body).dropped);
 
   if (!body.stream) {

@@ -121,7 +121,7 @@ export async function runEmbeddings(
   const outcome = await attemptRoutes(
     context.model,
     (route) => embedOnRoute(route, texts, dimensions, context),
-    logAttempts(context.services.logger, context.requestId),
+    logAttempts(context),
   );
 
   const warnings: CallWarning[] = [

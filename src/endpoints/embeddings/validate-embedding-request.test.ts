@@ -19,6 +19,7 @@ const model = {
   pricing: { per_1m_tokens: { input: 1_000_000, output: 0 } },
   routes: [],
   resolvedRoutes: [],
+  missingCredentials: [],
 } as CatalogModel;
 
 function failure(body: Partial<EmbeddingRequest>): GatewayError {

@@ -26,7 +26,7 @@ export async function callImageModel(
       if (!model) throw new GatewayError("provider_not_configured", { model: context.model.id });
       return call(model, route);
     },
-    logAttempts(context.services.logger, context.requestId),
+    logAttempts(context),
   );
 }
 

@@ -147,7 +147,7 @@ export async function runMessages(
         ? { kind: "translated-stream", parts: await chatModel.doStream(call), options, warnings }
         : { kind: "translated-json", result: await chatModel.doGenerate(call), options, warnings };
     },
-    logAttempts(context.services.logger, context.requestId),
+    logAttempts(context),
   );
 
   switch (attempt.kind) {

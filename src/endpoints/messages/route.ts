@@ -7,6 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { isModelAllowed } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { SANDBOX_HEADER, vendorNotConfigured } from "../../http/model-availability.ts";
 import type { ModelEndpoint } from "../../http/model-endpoint.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
@@ -48,7 +49,7 @@ export function registerCountTokensRoute(app: FastifyInstance, services: Service
     auth: "key",
     dialect: "anthropic",
     body: CountTokensRequest,
-    async handler({ body, caller, request }) {
+    async handler({ body, caller, request, reply }) {
       const model = services.catalog.resolve(body.model, caller.key?.modelAliases);
       if (!model)
         throw new GatewayError("model_not_found", { model: body.model }, { param: "model" });
@@ -61,14 +62,18 @@ export function registerCountTokensRoute(app: FastifyInstance, services: Service
       }
       if (!isModelAllowed(caller.key?.models ?? [], model.id))
         throw new GatewayError("model_not_allowed", { model: model.id });
+      const unconfigured = vendorNotConfigured(model);
+      if (unconfigured) throw unconfigured;
       for (const route of orderRoutes(model)) {
         const native = services.providers.messagesPassthrough(route);
         if (!native) continue;
         try {
-          return await native.countTokens({
+          const counted = await native.countTokens({
             body: { ...body, model: route.upstreamModel },
             headers: forwardedHeaders(request.headers),
           });
+          if (route.sandbox) reply.header(SANDBOX_HEADER, "true");
+          return counted;
         } catch (error) {
           request.log.warn(
             { err: error, requestId: request.id },

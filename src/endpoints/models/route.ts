@@ -7,13 +7,15 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { type CatalogModel, isModelAllowed } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { unavailableReason } from "../../http/model-availability.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 
-/** True when some route of the model resolved and has an adapter for the model's endpoint. */
-export type Availability = (model: CatalogModel) => boolean;
+/** Why a model cannot be served (see `http/model-availability.ts`), or `undefined`. */
+export type Unavailability = (model: CatalogModel) => { code: string; message: string } | undefined;
 
-export function toOpenAIModel(model: CatalogModel, available: Availability) {
+export function toOpenAIModel(model: CatalogModel, unavailable: Unavailability) {
+  const reason = unavailable(model);
   return {
     id: model.id,
     object: "model",
@@ -25,7 +27,8 @@ export function toOpenAIModel(model: CatalogModel, available: Availability) {
     aliases: model.aliases ?? [],
     capabilities: model.capabilities ?? {},
     pricing: model.pricing,
-    available: available(model),
+    available: reason === undefined,
+    ...(reason ? { unavailable_reason: reason } : {}),
   };
 }
 
@@ -52,11 +55,20 @@ const ModelObject = Type.Object({
   pricing: Type.Record(Type.String(), Type.Unknown(), {
     description: "Integer micro-USD prices with the unit in the key.",
   }),
+  available: Type.Boolean({ description: "Whether a request for the model can be served." }),
+  unavailable_reason: Type.Optional(
+    Type.Object(
+      { code: Type.String(), message: Type.String() },
+      {
+        description:
+          "Present when `available` is false: the error code a request answers (`vendor_not_configured`, `provider_not_configured`) and its message.",
+      },
+    ),
+  ),
 });
 
 export function registerModelRoutes(app: FastifyInstance, services: Services): void {
-  const available: Availability = (model) =>
-    model.resolvedRoutes.some((route) => services.providers.serves(model.endpoint, route));
+  const unavailable: Unavailability = (model) => unavailableReason(model, services);
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/models",
@@ -75,7 +87,7 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
           last_id: data.at(-1)?.id ?? null,
         };
       }
-      return { object: "list", data: models.map((model) => toOpenAIModel(model, available)) };
+      return { object: "list", data: models.map((model) => toOpenAIModel(model, unavailable)) };
     },
   });
 
@@ -93,7 +105,7 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
       }
       return request.headers["anthropic-version"] !== undefined
         ? toAnthropicModel(model)
-        : toOpenAIModel(model, available);
+        : toOpenAIModel(model, unavailable);
     },
   });
 }

@@ -67,7 +67,7 @@ export async function runSpeech(
       });
       return peek(result.audio);
     },
-    logAttempts(context.services.logger, context.requestId),
+    logAttempts(context),
   );
   const speech = result!;
   let audio: AsyncIterable<Uint8Array>;

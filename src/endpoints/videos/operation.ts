@@ -102,6 +102,7 @@ export async function submitVideoTask(
       available: Math.max(0, created.availableMicros),
     });
   if (created.kind === "existing") {
+    context.routeCalled(route);
     if (created.task.requestHash !== requestHash)
       throw new GatewayError("idempotency_conflict", { key: key ?? "" });
     return {
@@ -114,6 +115,7 @@ export async function submitVideoTask(
 
   const task = created.task;
   let submission: Awaited<ReturnType<typeof vendor.submit>>;
+  context.routeCalled(route);
   try {
     // Not tied to the client's connection: once the vendor may have the task, it is followed.
     submission = await vendor.submit({ upstreamModel: route.upstreamModel, body: plan.vendorBody });

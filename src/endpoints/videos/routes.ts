@@ -6,11 +6,13 @@
  * owning account sees a task; anyone else gets 404, as if it did not exist.
  */
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { GatewayError } from "../../errors/index.ts";
+import { SANDBOX_HEADER } from "../../http/model-availability.ts";
 import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
+import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask, routeOf } from "../../tasks/index.ts";
 import { priceVideo, submitVideoTask } from "./operation.ts";
 import { planVideo, videoDialect } from "./plan-video.ts";
@@ -43,6 +45,12 @@ async function ownTask(services: Services, accountId: string, id: string) {
   return task;
 }
 
+/** A task the sandbox runs is marked as such, like every answer the sandbox served. */
+function markSandbox(services: Services, task: VideoTask, reply: FastifyReply): void {
+  if (routeOf(task, services.catalog.get(task.model))?.sandbox)
+    reply.header(SANDBOX_HEADER, "true");
+}
+
 export function registerVideoRoutes(app: FastifyInstance, services: Services): void {
   registerModelEndpoint(app, services, videoGenerationsEndpoint);
 
@@ -53,8 +61,10 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     tags: ["videos"],
     auth: "key",
     response: VideoTaskRecord,
-    async handler({ caller, params }) {
-      return renderVideoTask(await ownTask(services, caller.accountId, params.id ?? ""));
+    async handler({ caller, params, reply }) {
+      const task = await ownTask(services, caller.accountId, params.id ?? "");
+      markSandbox(services, task, reply);
+      return renderVideoTask(task);
     },
   });
 
@@ -95,8 +105,9 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     tags: ["videos"],
     auth: "key",
     response: VideoTaskRecord,
-    async handler({ caller, params }) {
+    async handler({ caller, params, reply }) {
       const task = await ownTask(services, caller.accountId, params.id ?? "");
+      markSandbox(services, task, reply);
       if (task.finishedAt !== null || task.providerTaskId === null)
         throw new GatewayError("task_not_cancelable", {
           id: task.id,
