@@ -19,7 +19,7 @@ import {
   startGatewayProcess,
 } from "./support/cli-process.ts";
 import { PG_URL, postgresReachable } from "./support/postgres.ts";
-import { freePort, startTcpProxy, type TcpProxy } from "./support/tcp-proxy.ts";
+import { freePort, startTcpProxy } from "./support/tcp-proxy.ts";
 
 afterEach(killLeftovers);
 afterAll(removeTempDirs);
