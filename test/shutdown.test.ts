@@ -1,6 +1,7 @@
 /**
  * Graceful shutdown of the real `switchyard start` process: SIGTERM stops new connections,
- * lets an in-flight stream finish, then exits 0.
+ * lets an in-flight stream finish, then exits 0; with `server.drain_delay_seconds` the listener
+ * first stays open, serving, while `/readyz` answers 503.
  */
 import { request } from "node:http";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
