@@ -46,6 +46,7 @@ const ALLOWED: Record<string, string[]> = {
   providers: ["spec", "catalog"],
   http: ["auth", "billing", "catalog", "config", "errors", "limits", "spec", "store", "providers"],
   endpoints: ["http", "auth", "billing", "catalog", "routing", "spec", "store", "errors"],
+  ops: ["store", "errors", "config", "catalog", "http"],
   sandbox: [],
 };
 
