@@ -1,9 +1,10 @@
 /**
  * @module main
  * The composition root: reads configuration, starts the sandbox when it is to serve every vendor
- * (`sandbox.mode: always`, or `auto` with no credential set), opens the database, builds the
- * concrete services, bootstraps the first admin, and starts the HTTP server with a graceful
- * SIGTERM drain. Nothing else builds concrete services.
+ * (`sandbox.mode: always`, or `auto` with no credential set), opens the database (waiting for it
+ * to come up), builds the concrete services,
+ * bootstraps the first admin, and starts the HTTP server with a graceful drain and a SIGHUP
+ * reload. Nothing else builds concrete services.
  */
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
@@ -23,8 +24,11 @@ import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
 import type { Services } from "./http/services.ts";
 import { createMemoryQuotas } from "./limits/index.ts";
+import { describeListenError } from "./ops/listen-error.ts";
+import { openGatewayStore } from "./ops/open-store.ts";
+import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
-import { openStore, randomBase62, type Store } from "./store/index.ts";
+import { randomBase62, type Store } from "./store/index.ts";
 import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
 import {
   checkWebhookUrl,
@@ -40,7 +44,15 @@ export interface RunningGateway {
   sandboxUrl: string | undefined;
   /** The first admin key, when this start created it. */
   bootstrapKey: string | undefined;
-  close(): Promise<void>;
+  /**
+   * Drains and stops: `/readyz` answers 503 at once, the listener stays open for
+   * `drainDelaySeconds` (0 by default), then closes and in-flight requests finish.
+   */
+  close(options?: { drainDelaySeconds?: number }): Promise<void>;
+  /** Ends a drain delay early (a second signal); the close goes on. */
+  skipDrainDelay(): void;
+  /** Applies a changed configuration and catalog where it can (SIGHUP); see ops/reload.ts. */
+  reload(): ReloadOutcome | undefined;
 }
 
 export interface StartOptions {
@@ -73,6 +85,29 @@ async function startSandboxIfNeeded(
   return { url: sandbox.url, close: sandbox.close };
 }
 
+/** The catalog as `config` routes it; at start-up and on a reload. */
+function buildCatalog(
+  config: Config,
+  data: CatalogData,
+  env: Record<string, string | undefined>,
+  sandboxUrl: string | undefined,
+): Catalog {
+  return new Catalog(data, {
+    env,
+    sandboxUrl,
+    sandboxMode: config.sandbox.mode,
+    modelAliases: config.model_aliases,
+  });
+}
+
+function loadCatalogFor(config: Config): CatalogData {
+  return loadCatalogData({
+    extraFiles: config.catalog.files,
+    extraVendors: config.catalog.vendors,
+    extraModels: config.catalog.models,
+  });
+}
+
 export async function buildServices(
   config: Config,
   options: {
@@ -84,12 +119,7 @@ export async function buildServices(
     instanceId: string;
   },
 ): Promise<Services> {
-  const catalog = new Catalog(options.data, {
-    env: options.env,
-    sandboxUrl: options.sandboxUrl,
-    sandboxMode: config.sandbox.mode,
-    modelAliases: config.model_aliases,
-  });
+  const catalog = buildCatalog(config, options.data, options.env, options.sandboxUrl);
   const http = createHttpClient(
     {
       connectMs: config.upstream.connect_timeout_ms,
@@ -215,23 +245,19 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const logger = options.logger ?? pino({ level: config.log_level });
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
 
-  const data = loadCatalogData({
-    extraFiles: config.catalog.files,
-    extraVendors: config.catalog.vendors,
-    extraModels: config.catalog.models,
-  });
+  const data = loadCatalogFor(config);
   // Everything opened is closed again if a later step fails (a port in use, a bad admin key).
   const cleanups: Array<() => Promise<void>> = [];
   const cleanUp = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   };
-  let started: Omit<RunningGateway, "close" | "bootstrapKey" | "url"> & { lifecycle: Lifecycle };
+  let started: Pick<RunningGateway, "app" | "services" | "sandboxUrl"> & { lifecycle: Lifecycle };
   let url: string;
   let bootstrapKey: string | undefined;
   try {
     const sandbox = await startSandboxIfNeeded(config, data, env, logger);
     if (sandbox) cleanups.push(sandbox.close);
-    const store = await openStore(config.database_url);
+    const store = await openGatewayStore(config, logger);
     cleanups.push(() => store.close());
     const instanceId = config.billing.instance_id ?? `ins_${randomBase62(16)}`;
     const services = await buildServices(config, {
@@ -259,7 +285,11 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     const lifecycle: Lifecycle = { draining: false };
     const app = buildApp(services, lifecycle);
     cleanups.push(() => app.close());
-    await app.listen({ host: config.server.host, port: config.server.port });
+    await app
+      .listen({ host: config.server.host, port: config.server.port })
+      .catch((error: unknown) => {
+        throw describeListenError(error, config.server.host, config.server.port);
+      });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.server.port;
     url = config.server.public_url ?? `http://${config.server.host}:${port}`;
@@ -289,9 +319,22 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   }
 
   let closing: Promise<void> | undefined;
-  const close = () => {
+  let endDrainDelay = () => {};
+  const close = (closeOptions: { drainDelaySeconds?: number } = {}) => {
     closing ??= (async () => {
       lifecycle.draining = true;
+      // The listener stays open (and `/readyz` answers 503) until load balancers notice.
+      const delayMs = (closeOptions.drainDelaySeconds ?? 0) * 1000;
+      if (delayMs > 0) {
+        logger.info({ drainDelaySeconds: delayMs / 1000 }, "draining: readyz answers 503");
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          endDrainDelay = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
       const grace = setTimeout(
         () => app.server.closeAllConnections(),
         config.server.shutdown_grace_seconds * 1000,
@@ -302,5 +345,22 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     })();
     return closing;
   };
-  return { url, app, services, sandboxUrl: started.sandboxUrl, bootstrapKey, close };
+  const reloader = createReloader({
+    services,
+    catalogData: data,
+    readConfig: () => loadConfig({ env }),
+    loadCatalog: loadCatalogFor,
+    buildCatalog: (next, nextData) => buildCatalog(next, nextData, env, started.sandboxUrl),
+    loggers: [logger, app.log as unknown as Logger],
+  });
+  return {
+    url,
+    app,
+    services,
+    sandboxUrl: started.sandboxUrl,
+    bootstrapKey,
+    close,
+    skipDrainDelay: () => endDrainDelay(),
+    reload: () => (closing ? undefined : reloader.reload()),
+  };
 }

@@ -58,6 +58,7 @@ const ALLOWED: Record<string, string[]> = {
     "tasks",
   ],
   endpoints: ["http", "auth", "billing", "catalog", "routing", "spec", "store", "errors", "tasks"],
+  ops: ["store", "errors", "config", "catalog", "http"],
   sandbox: [],
 };
 

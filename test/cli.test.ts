@@ -1,6 +1,7 @@
 /**
  * The `switchyard` management commands, run as real processes against a SQLite file.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +41,15 @@ interface KeyJson {
 
 const COMMANDS = ["start", "sandbox", "accounts", "keys", "ledger"];
 
-describe("switchyard --help and unknown commands", { timeout: 60_000 }, () => {
+/** Runs `run` over `items`, a few processes at a time (each is a Node process of its own). */
+async function inBatches<T, R>(items: T[], run: (item: T) => Promise<R>, size = 4): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += size)
+    results.push(...(await Promise.all(items.slice(start, start + size).map(run))));
+  return results;
+}
+
+describe("switchyard --help and unknown commands", { timeout: 120_000 }, () => {
   const cwd = makeTempDir("switchyard-cli-help-");
 
   it("prints the usage with every command and exits 0", async () => {
@@ -62,6 +71,67 @@ describe("switchyard --help and unknown commands", { timeout: 60_000 }, () => {
     expect(result.stderr).toMatch(/^Usage: switchyard <command>/m);
   });
 
+  it("prints the version from package.json with --version and -v", async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-v"]) {
+      const result = await runCli([flag], { cwd });
+      expect({ flag, code: result.code, stdout: result.stdout }).toEqual({
+        flag,
+        code: 0,
+        stdout: `switchyard ${version}\n`,
+      });
+    }
+  });
+
+  it("prints each command's own usage with --help and exits 0, starting nothing", async () => {
+    const dir = makeTempDir("switchyard-cli-command-help-");
+    const asks = [
+      ["start", "--help"],
+      ["start", "-h"],
+      ["sandbox", "--help"],
+      ["accounts", "--help"],
+      ["accounts", "create", "--help"],
+      ["keys", "create", "--account", "x", "--help"],
+      ["ledger", "verify", "--help"],
+      ["help", "keys"],
+    ];
+    const results = await inBatches(asks, (args) => runCli(args, { cwd: dir }));
+    for (const [index, result] of results.entries()) {
+      const args = asks[index] as string[];
+      const command = args[0] === "help" ? args[1] : args[0];
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 0,
+        stderr: "",
+      });
+      expect(result.stdout).toMatch(new RegExp(`^ *(Usage: )?switchyard ${command}`, "m"));
+      expect(result.stdout).not.toMatch(/listening on/);
+    }
+    // Nothing ran: no database was created in the working directory.
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("exits 2 naming the value for a DATABASE_URL with an unknown scheme, creating nothing", async () => {
+    const dir = makeTempDir("switchyard-cli-bad-url-");
+    for (const url of ["postgress://x", "mysql://user:secret@db/switchyard"]) {
+      for (const args of [["start"], ["accounts", "list"]]) {
+        const result = await runCli(args, {
+          cwd: dir,
+          env: cleanEnv({ DATABASE_URL: url, PORT: "0" }),
+        });
+        expect({ url, args, code: result.code }).toEqual({ url, args, code: 2 });
+        expect(result.stderr).toContain("database_url");
+        expect(result.stderr).toContain("DATABASE_URL");
+        expect(result.stderr).toContain(url.replace(":secret@", ":***@"));
+        expect(result.stderr).not.toContain("secret");
+        expect(result.stdout).not.toMatch(/listening on|sk-/);
+      }
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("runs from the checkout with npx", async () => {
     // yes=false and offline: npx must use this checkout's own bin, never fetch a package.
     const result = await runCli(["switchyard", "--help"], {
@@ -76,16 +146,18 @@ describe("switchyard --help and unknown commands", { timeout: 60_000 }, () => {
 });
 
 // Each command is a process of its own (about a second each): generous timeouts for busy hosts.
-describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 }, () => {
+describe("accounts, keys and ledger against a SQLite file", { timeout: 180_000 }, () => {
   const cwd = makeTempDir("switchyard-cli-db-");
   const env = cleanEnv({ DATABASE_URL: join(cwd, "state", "cli.sqlite") });
-  const cli = (...args: string[]) => runCli(args, { cwd, env });
+  const cli = (...args: string[]) => runCli(args, { cwd, env, timeoutMs: 60_000 });
+  /** The same command with `--json`: the HTTP API's objects on stdout. */
+  const json = (...args: string[]) => cli(...args, "--json");
 
   let account: AccountJson;
   let key: KeyJson & { key: string };
 
   beforeAll(async () => {
-    const created = await cli(
+    const created = await json(
       "accounts",
       "create",
       "--email",
@@ -109,14 +181,14 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
   });
 
   it("lists accounts", async () => {
-    const result = await cli("accounts", "list");
+    const result = await json("accounts", "list");
     expect(result.code, result.stderr).toBe(0);
     const accounts = parseJsonOutput<AccountJson[]>(result);
     expect(accounts).toEqual([expect.objectContaining({ id: account.id, email: "a@b.co" })]);
   });
 
   it("creates a key and prints it once", async () => {
-    const result = await cli(
+    const result = await json(
       "keys",
       "create",
       "--account",
@@ -144,7 +216,7 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
   });
 
   it("lists keys by prefix, never the key", async () => {
-    const result = await cli("keys", "list", "--account", account.id);
+    const result = await json("keys", "list", "--account", account.id);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toContain(key.key);
     expect(result.stdout).not.toMatch(/sk-[0-9A-Za-z]{40,}/);
@@ -154,19 +226,19 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
   });
 
   it("revokes a key", async () => {
-    const result = await cli("keys", "revoke", key.id);
+    const result = await json("keys", "revoke", key.id);
     expect(result.code, result.stderr).toBe(0);
     const revoked = parseJsonOutput<KeyJson>(result);
     expect(revoked).toMatchObject({ id: key.id, revoked: true });
     expect(Number.isNaN(Date.parse(revoked.revoked_at ?? ""))).toBe(false);
     expect(result.stdout).not.toContain(key.key);
 
-    const list = parseJsonOutput<KeyJson[]>(await cli("keys", "list", "--account", account.id));
+    const list = parseJsonOutput<KeyJson[]>(await json("keys", "list", "--account", account.id));
     expect(list).toEqual([expect.objectContaining({ id: key.id, revoked: true })]);
   });
 
   it("debits with a negative credit", async () => {
-    const result = await cli(
+    const result = await json(
       "accounts",
       "credit",
       account.id,
@@ -182,7 +254,7 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
       amount_micros: -1_000_000,
       balance_micros: 4_000_000,
     });
-    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    const accounts = parseJsonOutput<AccountJson[]>(await json("accounts", "list"));
     expect(accounts.find((entry) => entry.id === account.id)?.balance_micros).toBe(4_000_000);
   });
 
@@ -204,7 +276,7 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/above the maximum/);
-    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    const accounts = parseJsonOutput<AccountJson[]>(await json("accounts", "list"));
     expect(accounts.find((entry) => entry.id === account.id)?.balance_micros).toBe(4_000_000);
   });
 
@@ -213,7 +285,7 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
     const damaged = (...args: string[]) =>
       runCli(args, { cwd, env: cleanEnv({ DATABASE_URL: file }) });
     const created = parseJsonOutput<AccountJson>(
-      await damaged("accounts", "create", "--email", "d@b.co", "--balance-micros", "5"),
+      await damaged("accounts", "create", "--email", "d@b.co", "--balance-micros", "5", "--json"),
     );
     const sqlite = new SQLite(file);
     sqlite
@@ -237,15 +309,14 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
     const cases = [
       ["accounts", "create"],
       ["accounts", "credit", account.id, "--amount-micros", "1000"],
-      ["keys", "create", "--account", "no-such-account"],
-      ["keys", "revoke", "no-such-key"],
       ["accounts", "create", "--email", "x@b.co", "--balance-micros", "abc"],
       ["accounts", "create", "--email", "x@b.co", "--balance-micros=-5"],
       ["keys", "create", "--account", account.id, "--models", "no-such-model"],
       ["keys", "create", "--account", account.id, "--rpm", "0"],
       ["keys", "create", "--account", account.id, "--expires-at", "soon"],
+      ["accounts", "list", "--no-such-option"],
     ];
-    const results = await Promise.all(cases.map((args) => cli(...args)));
+    const results = await inBatches(cases, (args) => cli(...args));
     for (const [index, result] of results.entries()) {
       const args = cases[index];
       expect({ args, code: result.code, stderr: result.stderr }).toEqual({
@@ -255,16 +326,74 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 60_000 },
       });
     }
     // Nothing was half-done: no account for the rejected creates, no key for the rejected ones.
-    const accounts = parseJsonOutput<AccountJson[]>(await cli("accounts", "list"));
+    const accounts = parseJsonOutput<AccountJson[]>(await json("accounts", "list"));
     expect(accounts).toHaveLength(1);
     expect(accounts[0]?.balance_micros).toBe(4_000_000);
-    const keys = parseJsonOutput<KeyJson[]>(await cli("keys", "list", "--account", account.id));
+    const keys = parseJsonOutput<KeyJson[]>(await json("keys", "list", "--account", account.id));
     expect(keys).toHaveLength(1);
+  });
+
+  it("refuses with exit 2 the emails and passwords POST /v1/admin/accounts refuses", async () => {
+    const cases = [
+      ["--email", "not-an-email"],
+      ["--email", "a b@c.co"],
+      ["--email", `${"x".repeat(250)}@b.co`],
+      ["--email", "y@b.co", "--password", "short"],
+    ];
+    const results = await inBatches(cases, (args) => cli("accounts", "create", ...args));
+    for (const [index, result] of results.entries()) {
+      const args = cases[index];
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: expect.stringMatching(/^Invalid '(email|password)'/),
+      });
+    }
+    const accounts = parseJsonOutput<AccountJson[]>(await json("accounts", "list"));
+    expect(accounts.map((entry) => entry.email)).toEqual(["a@b.co"]);
+  });
+
+  it("exits 3 when the account or key does not exist", async () => {
+    const cases = [
+      ["keys", "create", "--account", "no-such-account"],
+      ["keys", "list", "--account", "no-such-account"],
+      ["keys", "revoke", "no-such-key"],
+      ["accounts", "credit", "no-such-account", "--amount-micros", "1000", "--reason", "x"],
+    ];
+    const results = await inBatches(cases, (args) => cli(...args));
+    for (const [index, result] of results.entries()) {
+      const args = cases[index];
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 3,
+        stderr: expect.stringMatching(/^No (account|key) 'no-such-(account|key)'\.$/m),
+      });
+    }
+  });
+
+  it("prints text for people without --json", async () => {
+    const list = await cli("accounts", "list");
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^ID +EMAIL +ROLE +BALANCE_USD +CREATED$/m);
+    expect(list.stdout).toMatch(new RegExp(`^${account.id} +a@b\\.co +user +4\\.000000 `, "m"));
+
+    const created = await cli("keys", "create", "--account", account.id, "--name", "text");
+    expect(created.code, created.stderr).toBe(0);
+    const secret = created.stdout.split("\n").find((line) => /^sk-[0-9A-Za-z]{40,}$/.test(line));
+    expect(secret).toBeDefined();
+    expect(created.stdout).toContain(`for ${account.id}`);
+
+    const verify = await json("ledger", "verify");
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(parseJsonOutput<{ ok: boolean; problems: unknown[] }>(verify)).toMatchObject({
+      ok: true,
+      problems: [],
+    });
   });
 
   it("writes the database the gateway serves from", async () => {
     const live = parseJsonOutput<KeyJson & { key: string }>(
-      await cli("keys", "create", "--account", account.id, "--models", "gpt-4o-mini"),
+      await json("keys", "create", "--account", account.id, "--models", "gpt-4o-mini"),
     );
     const gateway = await startGatewayProcess(cwd, { DATABASE_URL: env.DATABASE_URL as string });
     // The database is not empty, so no bootstrap key is printed.

@@ -189,4 +189,54 @@ describe("loadConfig", () => {
     const config = loadConfig({ env: {}, cwd });
     expect(config.catalog.models.map((model) => model.id)).toEqual(["local-llama"]);
   });
+
+  it("accepts SQLite paths, sqlite: and file: forms and postgres:// URLs as database_url", () => {
+    for (const url of [
+      "data/switchyard.sqlite",
+      "/var/lib/switchyard/db.sqlite",
+      ":memory:",
+      "sqlite:data/x.sqlite",
+      "sqlite:///var/lib/x.sqlite",
+      "file:data/x.sqlite",
+      "file:///var/lib/x.sqlite",
+      "postgres://u:p@db:5432/switchyard",
+      "postgresql://db/switchyard",
+    ]) {
+      expect(loadConfig({ env: { DATABASE_URL: url }, cwd: emptyDir() }).database_url).toBe(url);
+    }
+  });
+
+  it("refuses a database_url with any other scheme, naming the value and its source", () => {
+    const typo = configError(() =>
+      loadConfig({ env: { DATABASE_URL: "postgress://x" }, cwd: emptyDir() }),
+    );
+    expect(typo.message).toContain(
+      "database_url: 'postgress://x' has the unknown scheme 'postgress://' from environment variable DATABASE_URL",
+    );
+    const mysql = configError(() =>
+      loadConfig({ env: { DATABASE_URL: "mysql://root:hunter2@db/app" }, cwd: emptyDir() }),
+    );
+    expect(mysql.message).toContain("'mysql://root:***@db/app'");
+    expect(mysql.message).not.toContain("hunter2");
+    const fromFile = configError(() =>
+      loadConfig({ env: {}, cwd: dirWithConfig("database_url: redis://cache:6379\n") }),
+    );
+    expect(fromFile.message).toMatch(/database_url: 'redis:\/\/cache:6379' has the unknown scheme/);
+  });
+
+  it("reads DATABASE_WAIT_SECONDS and SWITCHYARD_DRAIN_DELAY_SECONDS, with defaults", () => {
+    const defaults = loadConfig({ env: {}, cwd: emptyDir() });
+    expect(defaults.database_wait_seconds).toBe(30);
+    expect(defaults.server.drain_delay_seconds).toBe(5);
+    const set = loadConfig({
+      env: { DATABASE_WAIT_SECONDS: "120", SWITCHYARD_DRAIN_DELAY_SECONDS: "0" },
+      cwd: emptyDir(),
+    });
+    expect(set.database_wait_seconds).toBe(120);
+    expect(set.server.drain_delay_seconds).toBe(0);
+    const bad = configError(() =>
+      loadConfig({ env: { DATABASE_WAIT_SECONDS: "soon" }, cwd: emptyDir() }),
+    );
+    expect(bad.message).toContain("from environment variable DATABASE_WAIT_SECONDS");
+  });
 });

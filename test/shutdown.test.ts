@@ -1,6 +1,7 @@
 /**
  * Graceful shutdown of the real `switchyard start` process: SIGTERM stops new connections,
- * lets an in-flight stream finish, then exits 0.
+ * lets an in-flight stream finish, then exits 0; with `server.drain_delay_seconds` the listener
+ * first stays open, serving, while `/readyz` answers 503.
  */
 import { request } from "node:http";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -152,5 +153,50 @@ describe("SIGTERM", { timeout: 60_000 }, () => {
     const exit = await gateway.proc.waitForExit(10_000);
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(gateway.proc.stdout()).toContain("draining in-flight requests");
+  });
+});
+
+describe("SIGTERM with server.drain_delay_seconds", { timeout: 60_000 }, () => {
+  it("keeps the listener open with /readyz at 503 for the delay, serving, then closes and exits 0", async () => {
+    const key = `sk-${randomBase62(48)}`;
+    const gateway = await startGatewayProcess(makeTempDir("switchyard-drain-delay-"), {
+      SWITCHYARD_ADMIN_KEY: key,
+      SWITCHYARD_DRAIN_DELAY_SECONDS: "2",
+    });
+    expect(await probe(`${gateway.url}/readyz`)).toBe(200);
+
+    const signalledAt = performance.now();
+    gateway.proc.child.kill("SIGTERM");
+
+    // The first answer other than 200 is a 503 from a listener that still accepts connections.
+    let outcome = await probe(`${gateway.url}/readyz`);
+    while (outcome === 200 && performance.now() - signalledAt < 1_000)
+      outcome = await probe(`${gateway.url}/readyz`);
+    expect(outcome).toBe(503);
+    const readyz = await fetch(`${gateway.url}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(await readyz.json()).toMatchObject({ error: { code: "shutting_down" } });
+
+    // Meanwhile the gateway is alive and still serves new work on new connections.
+    expect(await probe(`${gateway.url}/healthz`)).toBe(200);
+    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(chat.status).toBe(200);
+
+    // Once the delay is over the listener closes.
+    let last: number | string = 503;
+    while (last !== "ECONNREFUSED" && performance.now() - signalledAt < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      last = await probe(`${gateway.url}/readyz`);
+      if (last !== "ECONNREFUSED") expect([503, "ECONNRESET"]).toContain(last);
+    }
+    expect(last).toBe("ECONNREFUSED");
+    expect(performance.now() - signalledAt).toBeGreaterThan(1_800);
+
+    const exit = await gateway.proc.waitForExit(10_000);
+    expect(exit).toMatchObject({ code: 0, signal: null });
   });
 });

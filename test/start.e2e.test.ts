@@ -3,6 +3,7 @@
  * no vendor credentials and no configuration but PORT=0.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
@@ -175,5 +176,39 @@ describe("npm start on a fresh checkout", { timeout: 60_000 }, () => {
     expect(exit.code).toBe(1);
     expect(proc.stderr()).toContain("SWITCHYARD_ADMIN_KEY must be 'sk-'");
     expect(proc.stdout()).not.toMatch(/sk-[0-9A-Za-z]{40,}/);
+  });
+});
+
+describe("start-up failures an operator can act on", { timeout: 60_000 }, () => {
+  it("says in one line that the port is in use, and exits 1", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const proc = spawnCli(["start"], {
+        cwd: makeTempDir("switchyard-start-port-in-use-"),
+        env: cleanEnv({ PORT: String(port) }),
+      });
+      const exit = await proc.waitForExit(30_000);
+      expect(exit.code).toBe(1);
+      expect(proc.stderr()).toBe(
+        `Cannot listen on 127.0.0.1:${port}: the port is already in use. Stop the process that holds it, or set PORT (server.port) to a free port (0 picks one).\n`,
+      );
+      expect(proc.stdout()).not.toMatch(/listening on|sk-|EADDRINUSE/);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
+  it("says in one line that the host does not resolve, and exits 1", async () => {
+    const proc = spawnCli(["start"], {
+      cwd: makeTempDir("switchyard-start-bad-host-"),
+      env: cleanEnv({ PORT: "8123", HOST: "no-such-host.invalid" }),
+    });
+    const exit = await proc.waitForExit(30_000);
+    expect(exit.code).toBe(1);
+    expect(proc.stderr()).toBe(
+      "Cannot listen on no-such-host.invalid:8123: the host name 'no-such-host.invalid' does not resolve. Set HOST (server.host) to an address such as 127.0.0.1 or 0.0.0.0.\n",
+    );
   });
 });

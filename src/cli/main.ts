@@ -1,50 +1,68 @@
 /**
  * @module cli/main
- * The `switchyard` command: `start`, `sandbox`, `accounts ...`, `keys ...`, `ledger verify`.
- * Management commands work directly on the configured database.
+ * The `switchyard` command: `start`, `sandbox`, `accounts ...`, `keys ...`, `ledger verify`,
+ * `--version` and `--help` (also per command, which never starts anything). Management commands
+ * work directly on the configured database. Exit codes: see `exit.ts`.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { describeListenError } from "../ops/listen-error.ts";
+import { EXIT, exitCodeOf, usage } from "./exit.ts";
+import { COMMAND_HELP, HELP } from "./help.ts";
 
-export const HELP = `Switchyard — a self-hostable AI gateway
+export { HELP } from "./help.ts";
 
-Usage: switchyard <command> [options]
-
-Commands:
-  start                         Start the gateway (PORT, HOST, DATABASE_URL, switchyard.yaml)
-  sandbox [--port N] [--host H] Start the provider sandbox on its own
-  accounts list                 List accounts
-  accounts create --email E [--password P] [--admin] [--balance-micros N]
-  accounts credit <id> --amount-micros N --reason R   (negative amount debits)
-  keys list --account <id>      List an account's keys
-  keys create --account <id> [--name N] [--models a,b] [--rpm N] [--concurrency N] [--expires-at ISO]
-  keys revoke <key-id>          Revoke a key
-  ledger verify                 Check every balance equals the sum of its ledger
-
-Options:
-  -h, --help                    Show this help
-
-Configuration: see README.md and docs/configuration.md.`;
-
-async function runStart(): Promise<number> {
-  // Listen for signals before starting, so a SIGTERM that arrives during start-up (or right
-  // after the banner) still shuts down cleanly instead of killing the process.
-  let signalled: string | undefined;
-  let onSignal: (signal: string) => void = (signal) => {
-    signalled = signal;
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
   };
-  process.once("SIGTERM", () => onSignal("SIGTERM"));
-  process.once("SIGINT", () => onSignal("SIGINT"));
+  return pkg.version;
+}
+
+/** `--help` or `-h` among a command's arguments (before a `--`). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
+}
+
+async function runStart(args: string[]): Promise<number> {
+  if (args.length > 0) {
+    throw usage(
+      `start takes no arguments, got '${args.join(" ")}'. Configure it with switchyard.yaml or the environment (PORT, HOST, DATABASE_URL, ...).`,
+    );
+  }
+  // Listen for signals before starting, so a signal that arrives during start-up (or right after
+  // the banner) is handled once the gateway is up instead of killing the process.
+  const pending: NodeJS.Signals[] = [];
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => pending.push(signal);
+  const listener = (signal: NodeJS.Signals) => onSignal(signal);
+  const stopSignals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+  for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
   const { startGateway } = await import("../main.ts");
   const gateway = await startGateway();
   await new Promise<void>((resolve, reject) => {
-    onSignal = (signal: string) => {
+    let stopSignalsSeen = 0;
+    onSignal = (signal) => {
+      if (signal === "SIGHUP") {
+        if (stopSignalsSeen === 0) gateway.reload();
+        return;
+      }
+      stopSignalsSeen += 1;
+      if (stopSignalsSeen > 1) {
+        // A second signal ends the drain delay; a third one stops the process at once.
+        gateway.skipDrainDelay();
+        for (const stop of stopSignals) process.off(stop, listener);
+        return;
+      }
       gateway.services.logger.info({ signal }, "draining in-flight requests");
+      const drainDelaySeconds =
+        signal === "SIGTERM" ? gateway.services.config.server.drain_delay_seconds : 0;
       // A failed close surfaces as exit code 1 through runCli, not as an unhandled rejection.
-      gateway.close().then(resolve, reject);
+      gateway.close({ drainDelaySeconds }).then(resolve, reject);
     };
-    if (signalled) onSignal(signalled);
+    for (const signal of pending.splice(0)) onSignal(signal);
   });
-  return 0;
+  return EXIT.ok;
 }
 
 async function runSandbox(args: string[]): Promise<number> {
@@ -54,21 +72,23 @@ async function runSandbox(args: string[]): Promise<number> {
   });
   const port = values.port === undefined ? 8090 : Number(values.port);
   if (!/^\d+$/.test(values.port ?? "8090") || port > 65535) {
-    throw Object.assign(new Error(`--port must be an integer 0-65535, got '${values.port}'`), {
-      code: "ERR_PARSE_ARGS_USAGE",
-    });
+    throw usage(`--port must be an integer 0-65535, got '${values.port}'`);
   }
+  const host = values.host ?? "127.0.0.1";
   const { startSandbox } = await import("../sandbox/server.ts");
-  const sandbox = await startSandbox({ port, host: values.host ?? "127.0.0.1" });
+  const sandbox = await startSandbox({ port, host }).catch((error: unknown) => {
+    throw describeListenError(error, host, port);
+  });
   process.stdout.write(`Switchyard sandbox listening on ${sandbox.url}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);
   });
   await sandbox.close();
-  return 0;
+  return EXIT.ok;
 }
 
+/** Runs one command; `out` takes stdout lines. Returns the exit code (see `exit.ts`). */
 export async function runCli(
   argv: string[],
   out: (line: string) => void = console.log,
@@ -79,11 +99,26 @@ export async function runCli(
       case undefined:
       case "-h":
       case "--help":
-      case "help":
         out(HELP);
-        return 0;
+        return EXIT.ok;
+      case "help": {
+        const topic = rest[0];
+        out(topic !== undefined && COMMAND_HELP[topic] ? COMMAND_HELP[topic] : HELP);
+        return EXIT.ok;
+      }
+      case "-v":
+      case "--version":
+      case "version":
+        out(`switchyard ${version()}`);
+        return EXIT.ok;
+    }
+    if (COMMAND_HELP[command] !== undefined && asksForHelp(rest)) {
+      out(COMMAND_HELP[command]);
+      return EXIT.ok;
+    }
+    switch (command) {
       case "start":
-        return await runStart();
+        return await runStart(rest);
       case "sandbox":
         return await runSandbox(rest);
       // Commands load their modules on demand, so `--help` and typos answer at once.
@@ -95,18 +130,19 @@ export async function runCli(
         return await (await import("./manage.ts")).runLedgerCommand(rest, out);
       default:
         console.error(`Unknown command '${command}'.\n\n${HELP}`);
-        return 2;
+        return EXIT.usage;
     }
   } catch (error) {
-    if (
-      error instanceof Error &&
-      (error.name === "ConfigError" ||
-        (error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS"))
-    ) {
-      console.error(error.message);
-      return 2;
-    }
-    console.error(error instanceof Error ? error.message : error);
-    return 1;
+    const code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const help =
+      code === EXIT.usage &&
+      !(error instanceof Error && error.name === "ConfigError") &&
+      command !== undefined &&
+      COMMAND_HELP[command] !== undefined
+        ? `\nRun 'switchyard ${command} --help' for usage.`
+        : "";
+    console.error(`${message}${help}`);
+    return code;
   }
 }

@@ -1,21 +1,41 @@
 /**
  * @module cli/manage
- * Account, key and ledger management commands, run against the configured database.
+ * Account, key and ledger management commands, run against the configured database. Input is
+ * checked with the HTTP API's own schemas and rules (an email `POST /v1/admin/accounts` refuses
+ * is refused here too); a missing account or key exits 3. `--json` prints the API's objects.
  */
 import { parseArgs } from "node:util";
 import { adjustBalance } from "../billing/index.ts";
 import { Catalog, loadCatalogData } from "../catalog/index.ts";
 import { type Config, loadConfig } from "../config/index.ts";
-import { createAccount, describeAccount } from "../endpoints/account/accounts.ts";
-import { describeKey, issueKey, resolveKeyModels } from "../endpoints/account/issue-key.ts";
-import { GatewayError } from "../errors/index.ts";
-import { openStore, type Store } from "../store/index.ts";
+import { createAccount, describeAccount, NewAccountBody } from "../endpoints/account/accounts.ts";
+import {
+  describeKey,
+  issueKey,
+  KeyOptions,
+  resolveKeyModels,
+} from "../endpoints/account/issue-key.ts";
+import { compileValidator } from "../http/validate.ts";
+import { openStoreWhenReachable } from "../ops/open-store.ts";
+import type { Store } from "../store/index.ts";
+import { notFound, usage } from "./exit.ts";
+import {
+  type Out,
+  printAccount,
+  printAccounts,
+  printKeys,
+  printLedgerEntry,
+  printNewKey,
+  printRevokedKey,
+} from "./format.ts";
 
-type Out = (line: string) => void;
+const validateNewAccount = compileValidator(NewAccountBody);
+const validateKeyOptions = compileValidator(KeyOptions);
 
 async function withStore<T>(run: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.database_url);
+  // No waiting: a command against a database that is down says so at once.
+  const store = await openStoreWhenReachable(config.database_url, { waitSeconds: 0 });
   try {
     return await run(store, config);
   } finally {
@@ -23,12 +43,22 @@ async function withStore<T>(run: (store: Store, config: Config) => Promise<T>): 
   }
 }
 
-function json(out: Out, value: unknown): void {
-  out(JSON.stringify(value, null, 2));
+/** The JSON object with `--json`, otherwise the text `print` makes of it. */
+function emit<T>(
+  out: Out,
+  asJson: boolean | undefined,
+  value: T,
+  print: (out: Out, value: T) => void,
+) {
+  if (asJson) out(JSON.stringify(value, null, 2));
+  else print(out, value);
 }
 
-function usage(message: string): Error {
-  return Object.assign(new Error(message), { code: "ERR_PARSE_ARGS_USAGE" });
+/** Drops absent options, so the schema sees only what was given. */
+function given<T extends Record<string, unknown>>(input: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(input).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 /**
@@ -80,12 +110,14 @@ function resolveModels(config: Config, list: string | undefined): string[] {
     .split(",")
     .map((model) => model.trim())
     .filter((model) => model !== "");
-  try {
-    return resolveKeyModels(catalog, ids) ?? [];
-  } catch (error) {
-    if (error instanceof GatewayError) throw usage(`--models: ${error.message}`);
-    throw error;
-  }
+  return resolveKeyModels(catalog, ids) ?? [];
+}
+
+async function requireAccount(store: Store, id: string | undefined, command: string) {
+  if (!id) throw usage(`${command} needs --account <account-id>`);
+  const account = await store.findAccountById(id);
+  if (!account) throw notFound(`No account '${id}'.`);
+  return account;
 }
 
 export async function runAccountsCommand(args: string[], out: Out): Promise<number> {
@@ -100,47 +132,71 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
       "balance-micros": { type: "string" },
       "amount-micros": { type: "string" },
       reason: { type: "string" },
+      json: { type: "boolean" },
     },
   });
+  if (!["list", "create", "credit"].includes(action ?? ""))
+    throw usage("accounts takes list, create or credit");
+  if (action === "create" && !values.email) throw usage("accounts create needs --email");
+  // Checked before the database is opened, with the API's schema: the same email rule.
+  const newAccount =
+    action === "create"
+      ? validateNewAccount(
+          given({
+            email: values.email,
+            password: values.password,
+            role: values.admin ? "admin" : undefined,
+            balance_micros: integerOption(values, "balance-micros", 0),
+          }),
+        )
+      : undefined;
   return withStore(async (store, config) => {
     switch (action) {
-      case "list":
-        json(out, (await store.listAccounts({ limit: 1000, offset: 0 })).map(describeAccount));
+      case "list": {
+        const accounts = await store.listAccounts({ limit: 1000, offset: 0 });
+        emit(out, values.json, accounts.map(describeAccount), printAccounts);
         return 0;
+      }
       case "create": {
-        if (!values.email) throw usage("accounts create needs --email");
+        const body = newAccount as NonNullable<typeof newAccount>;
         const account = await createAccount(store, {
-          email: values.email,
-          password: values.password,
-          role: values.admin ? "admin" : "user",
-          balanceMicros: integerOption(values, "balance-micros", 0),
+          email: body.email,
+          password: body.password,
+          role: body.role ?? "user",
+          balanceMicros: body.balance_micros,
           reason: "opening balance (cli)",
           maxBalanceMicros: config.billing.max_balance_micros,
         });
-        json(out, describeAccount(account));
+        emit(out, values.json, describeAccount(account), printAccount);
         return 0;
       }
-      case "credit": {
+      default: {
         const amount = Number(values["amount-micros"]);
         if (!positionals[0] || !Number.isSafeInteger(amount) || amount === 0 || !values.reason) {
           throw usage("accounts credit <id> needs --amount-micros (non-zero integer) and --reason");
         }
+        const account = await store.findAccountById(positionals[0]);
+        if (!account) throw notFound(`No account '${positionals[0]}'.`);
         const result = await adjustBalance(store, {
-          accountId: positionals[0],
+          accountId: account.id,
           amountMicros: amount,
           reason: `${values.reason} (cli)`,
           maxBalanceMicros: config.billing.max_balance_micros,
         });
-        json(out, {
-          id: result.entry.id,
-          kind: result.entry.kind,
-          amount_micros: amount,
-          balance_micros: result.balanceMicros,
-        });
+        emit(
+          out,
+          values.json,
+          {
+            id: result.entry.id,
+            account_id: account.id,
+            kind: result.entry.kind,
+            amount_micros: amount,
+            balance_micros: result.balanceMicros,
+          },
+          printLedgerEntry,
+        );
         return 0;
       }
-      default:
-        throw usage("accounts takes list, create or credit");
     }
   });
 }
@@ -157,49 +213,60 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
       rpm: { type: "string" },
       concurrency: { type: "string" },
       "expires-at": { type: "string" },
+      json: { type: "boolean" },
     },
   });
+  if (!["list", "create", "revoke"].includes(action ?? ""))
+    throw usage("keys takes list, create or revoke");
+  if (action === "revoke" && !positionals[0]) throw usage("keys revoke <key-id>");
   return withStore(async (store, config) => {
     switch (action) {
-      case "list":
-        if (!values.account) throw usage("keys list needs --account");
-        json(out, (await store.listKeys(values.account)).map(describeKey));
+      case "list": {
+        const account = await requireAccount(store, values.account, "keys list");
+        emit(out, values.json, (await store.listKeys(account.id)).map(describeKey), printKeys);
         return 0;
+      }
       case "create": {
-        if (!values.account || !(await store.findAccountById(values.account)))
-          throw usage("keys create needs --account <existing id>");
-        const expiresAt = values["expires-at"];
-        if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) {
-          throw usage(`--expires-at must be an ISO 8601 time, got '${expiresAt}'`);
-        }
-        const { key, record } = await issueKey(store, values.account, {
-          name: values.name,
-          models: resolveModels(config, values.models),
-          rpm: integerOption(values, "rpm", 1) ?? null,
-          concurrency: integerOption(values, "concurrency", 1) ?? null,
-          expires_at: expiresAt ?? null,
-        });
-        json(out, { ...describeKey(record), key });
+        const account = await requireAccount(store, values.account, "keys create");
+        const options = validateKeyOptions(
+          given({
+            name: values.name,
+            models: resolveModels(config, values.models),
+            rpm: integerOption(values, "rpm", 1),
+            concurrency: integerOption(values, "concurrency", 1),
+            expires_at: values["expires-at"],
+          }),
+        );
+        const { key, record } = await issueKey(store, account.id, options);
+        emit(out, values.json, { ...describeKey(record), key }, printNewKey);
         return 0;
       }
-      case "revoke": {
-        if (!positionals[0]) throw usage("keys revoke <key-id>");
-        const revoked = await store.revokeKey(positionals[0], Date.now());
-        if (!revoked) throw usage(`no key ${positionals[0]}`);
-        json(out, describeKey(revoked));
+      default: {
+        const id = positionals[0] as string;
+        const revoked = await store.revokeKey(id, Date.now());
+        if (!revoked) throw notFound(`No key '${id}'.`);
+        emit(out, values.json, describeKey(revoked), printRevokedKey);
         return 0;
       }
-      default:
-        throw usage("keys takes list, create or revoke");
     }
   });
 }
 
 export async function runLedgerCommand(args: string[], out: Out): Promise<number> {
-  if (args[0] !== "verify") throw usage("ledger takes verify");
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean" } },
+  });
+  if (positionals.length !== 1 || positionals[0] !== "verify") throw usage("ledger takes verify");
   return withStore(async (store) => {
     const report = await store.verify();
-    if (report.problems.length === 0) {
+    const ok = report.problems.length === 0;
+    if (values.json) {
+      out(JSON.stringify({ ok, ...report }, null, 2));
+      return ok ? 0 : 1;
+    }
+    if (ok) {
       out(
         `ledger ok: ${report.accounts} accounts, ${report.entries} entries; every balance and held amount equals the sum of its ledger, none is negative, no charge exceeds its hold`,
       );

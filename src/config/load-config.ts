@@ -50,6 +50,8 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   PORT: ["server", "port", envInteger],
   PUBLIC_URL: ["server", "public_url", String],
   DATABASE_URL: ["", "database_url", String],
+  DATABASE_WAIT_SECONDS: ["", "database_wait_seconds", envInteger],
+  SWITCHYARD_DRAIN_DELAY_SECONDS: ["server", "drain_delay_seconds", envInteger],
   LOG_LEVEL: ["", "log_level", String],
   SWITCHYARD_SANDBOX_URL: ["sandbox", "url", String],
   SWITCHYARD_SANDBOX: ["sandbox", "mode", String],
@@ -68,6 +70,23 @@ function applyEnv(raw: Plain, env: Env): Map<string, string> {
     sources.set(sectionName === "" ? key : `${sectionName}.${key}`, name);
   }
   return sources;
+}
+
+/** Schemes `database_url` may use; a plain path (no `scheme://`) is a SQLite file. */
+const DATABASE_SCHEMES = ["postgres://", "postgresql://", "sqlite://", "file://"];
+
+/**
+ * The `scheme://` of a database URL Switchyard cannot open (`postgress://`, `mysql://`), which
+ * would otherwise be taken for a SQLite file name and start a fresh, empty gateway.
+ */
+function unknownDatabaseScheme(url: string): string | undefined {
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0];
+  return scheme === undefined || DATABASE_SCHEMES.includes(scheme) ? undefined : scheme;
+}
+
+/** `scheme://user:password@…` with the password shown as `***`. */
+function maskPassword(url: string): string {
+  return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
 }
 
 export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain } = {}): Config {
@@ -95,13 +114,24 @@ export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain
     raw = Value.Default(ConfigSchema, { ...raw, ...options.overrides }) as Plain;
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(raw));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
-  if (errors.length > 0) {
-    const lines = errors.slice(0, 5).map((error) => {
-      const key = error.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
-      const got = error.value === undefined ? "" : ` (got ${JSON.stringify(error.value)})`;
-      const source = envSources.get(key);
-      return `  ${key}: ${error.message}${got}${source ? ` from environment variable ${source}` : ""}`;
-    });
+  const fromEnv = (key: string) => {
+    const source = envSources.get(key);
+    return source ? ` from environment variable ${source}` : "";
+  };
+  const lines = errors.slice(0, 5).map((error) => {
+    const key = error.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
+    const got = error.value === undefined ? "" : ` (got ${JSON.stringify(error.value)})`;
+    return `  ${key}: ${error.message}${got}${fromEnv(key)}`;
+  });
+  const databaseUrl = (withDefaults as { database_url?: unknown }).database_url;
+  const badScheme =
+    typeof databaseUrl === "string" ? unknownDatabaseScheme(databaseUrl) : undefined;
+  if (badScheme && lines.length < 5) {
+    lines.push(
+      `  database_url: '${maskPassword(databaseUrl as string)}' has the unknown scheme '${badScheme}'${fromEnv("database_url")}. Use a SQLite file path (data/switchyard.sqlite, sqlite:<path>, file:<path>) or postgres://user:password@host:5432/database.`,
+    );
+  }
+  if (lines.length > 0) {
     const origin = fromFile ? `${path} and the environment` : "the environment";
     throw new ConfigError(`Invalid configuration in ${origin}:\n${lines.join("\n")}`);
   }

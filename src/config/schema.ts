@@ -23,6 +23,11 @@ export const ConfigSchema = Type.Object(
         public_url: Type.Optional(Type.String()),
         /** Seconds SIGTERM waits for in-flight requests before closing. */
         shutdown_grace_seconds: Type.Integer({ minimum: 0, default: 30 }),
+        /**
+         * Seconds after SIGTERM during which the listener stays open and serves while `/readyz`
+         * answers 503, so a load balancer stops sending traffic before connections are refused.
+         */
+        drain_delay_seconds: Type.Integer({ minimum: 0, maximum: 3600, default: 5 }),
         /** A `: keep-alive` comment is sent on a stream silent this long (milliseconds). */
         sse_heartbeat_ms: Type.Integer({ minimum: 50, default: 15_000 }),
         /** Deepest nesting of objects and arrays a JSON body may have (400 `json_too_deep`). */
@@ -37,6 +42,8 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     database_url: Type.String({ default: "data/switchyard.sqlite" }),
+    /** How long start-up waits for a database that cannot be reached yet, retrying with backoff. */
+    database_wait_seconds: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 }),
     log_level: Type.Union(
       ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) =>
         Type.Literal(level),

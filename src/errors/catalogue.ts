@@ -236,6 +236,11 @@ export const ERROR_CATALOGUE = {
   },
 
   // Server
+  store_unavailable: {
+    status: 503,
+    type: "server_error",
+    message: "The gateway's database is unavailable; retry shortly.",
+  },
   shutting_down: {
     status: 503,
     type: "server_error",

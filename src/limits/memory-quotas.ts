@@ -12,12 +12,9 @@
  */
 import { GatewayError } from "../errors/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
-import type { QuotaLease, QuotaLimiter } from "./quota-limiter.ts";
+import type { QuotaDefaults, QuotaLease, QuotaLimiter } from "./quota-limiter.ts";
 
-export interface MemoryQuotaOptions {
-  defaultRpm: number | null;
-  defaultConcurrency: number | null;
-  leaseTtlMs: number;
+export interface MemoryQuotaOptions extends QuotaDefaults {
   now?: () => number;
 }
 
@@ -59,8 +56,11 @@ export interface QuotaSnapshot {
   inFlight(keyId: string): number;
 }
 
-export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & QuotaSnapshot {
-  const now = options.now ?? Date.now;
+export function createMemoryQuotas(
+  initial: MemoryQuotaOptions,
+): QuotaLimiter & QuotaSnapshot & Required<Pick<QuotaLimiter, "configure">> {
+  const now = initial.now ?? Date.now;
+  let options: QuotaDefaults = { ...initial };
   const admissions = new Map<string, AdmissionWindow>();
   const leases = new Map<string, Map<number, number>>();
   let nextLeaseId = 0;
@@ -76,6 +76,9 @@ export function createMemoryQuotas(options: MemoryQuotaOptions): QuotaLimiter & 
   }
 
   return {
+    configure(defaults) {
+      options = { ...defaults };
+    },
     inFlight(keyId) {
       return openLeases(keyId, now()).size;
     },

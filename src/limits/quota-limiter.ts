@@ -11,8 +11,17 @@ export interface QuotaLease {
   release(): void;
 }
 
+/** The limits of keys that set none of their own (`limits.*`). */
+export interface QuotaDefaults {
+  defaultRpm: number | null;
+  defaultConcurrency: number | null;
+  leaseTtlMs: number;
+}
+
 export interface QuotaLimiter {
   acquire(key: ApiKeyRecord, requestId: string): Promise<QuotaLease>;
+  /** Applies new defaults from the next request on (a configuration reload); leases stay. */
+  configure?(defaults: QuotaDefaults): void;
 }
 
 export function createUnlimitedQuotas(): QuotaLimiter {

@@ -2,7 +2,7 @@
  * @module store
  * Repository interfaces and their SQL implementation (SQLite or PostgreSQL through Kysely).
  */
-import { type DatabaseHandle, openDatabase } from "./connect.ts";
+import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
@@ -10,7 +10,8 @@ import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
 import type { Store } from "./types.ts";
 
-export { describeDatabaseUrl } from "./connect.ts";
+export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
+export { isConnectionFailure } from "./connection-failure.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
 export { BalanceOutOfRange } from "./ledger-errors.ts";
 export type * from "./task-types.ts";
@@ -56,8 +57,8 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
 /** Opens the database at `url`, migrates it, and returns the store. */
 export async function openStore(
   url: string,
-  options: StoreOptions = {},
+  options: StoreOptions & OpenOptions = {},
 ): Promise<Store & { dialect: DatabaseHandle["dialect"] }> {
-  const handle = await openDatabase(url);
+  const handle = await openDatabase(url, options);
   return { ...sqlStore(handle, options), dialect: handle.dialect };
 }

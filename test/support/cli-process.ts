@@ -257,12 +257,16 @@ export interface GatewayProcess {
 /**
  * `node bin/switchyard.js start` with PORT=0 in `cwd`; resolves once the banner and the
  * summary line under it are out (so every line of the banner, key included, has been printed).
+ * SIGTERM stops it without a drain delay unless `env` sets SWITCHYARD_DRAIN_DELAY_SECONDS.
  */
 export async function startGatewayProcess(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
-  const proc = spawnCli(["start"], { cwd, env: cleanEnv({ PORT: "0", ...env }) });
+  const proc = spawnCli(["start"], {
+    cwd,
+    env: cleanEnv({ PORT: "0", SWITCHYARD_DRAIN_DELAY_SECONDS: "0", ...env }),
+  });
   const banner = await proc.waitForLine(BANNER, 20_000);
   await proc.waitForLine(/^ {2}\d+ models; database /, 5_000);
   const match = BANNER.exec(banner.line);

@@ -28,6 +28,8 @@ export async function spawnGateway(options: {
       HOME: process.env.HOME ?? "",
       PORT: "0",
       LOG_LEVEL: "warn",
+      // SIGTERM stops at once: no drain delay unless a test sets one.
+      SWITCHYARD_DRAIN_DELAY_SECONDS: "0",
       ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -37,6 +37,17 @@ export const EmailSchema = Type.String({
   description: "`local@domain.tld`, at most 254 characters; stored in lower case.",
 });
 
+/** An account as an operator creates it (`POST /v1/admin/accounts`, `switchyard accounts create`). */
+export const NewAccountBody = Type.Object(
+  {
+    email: EmailSchema,
+    password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
+    role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("admin")])),
+    balance_micros: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  },
+  { additionalProperties: false },
+);
+
 export function describeAccount(account: Account) {
   return {
     id: account.id,

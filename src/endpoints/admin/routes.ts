@@ -9,7 +9,7 @@ import { adjustBalance } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
-import { createAccount, describeAccount, EmailSchema } from "../account/accounts.ts";
+import { createAccount, describeAccount, NewAccountBody } from "../account/accounts.ts";
 import {
   describeKey,
   issueKey,
@@ -56,15 +56,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     summary: "Create an account, optionally with a password and an opening balance.",
     tags: ["admin"],
     auth: "admin",
-    body: Type.Object(
-      {
-        email: EmailSchema,
-        password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
-        role: Type.Optional(Type.Union([Type.Literal("user"), Type.Literal("admin")])),
-        balance_micros: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_MICROS })),
-      },
-      { additionalProperties: false },
-    ),
+    body: NewAccountBody,
     successStatus: 201,
     async handler({ body }) {
       const account = await createAccount(services.store, {
