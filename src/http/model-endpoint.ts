@@ -81,6 +81,8 @@ export interface ModelEndpoint<S extends TSchema> {
   /** Media type of a non-JSON success body (e.g. `audio/mpeg`), for the OpenAPI document. */
   responseContentType?: string;
   dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
+  /** OpenAI's protocol: an explicit `null` in an optional field is read as the field left out. */
+  nullMeansAbsent?: boolean;
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
@@ -118,7 +120,7 @@ export function registerModelEndpoint<S extends TSchema>(
   services: Services,
   endpoint: ModelEndpoint<S>,
 ): void {
-  const validate = compileValidator(endpoint.body);
+  const validate = compileValidator(endpoint.body, { nullMeansAbsent: endpoint.nullMeansAbsent });
   if (!app.hasDecorator("quoteTargets")) app.decorate("quoteTargets", new Map());
   // The first endpoint registered for a kind answers its quotes (chat completions for chat).
   for (const kind of endpoint.kinds.filter((kind) => !app.quoteTargets.has(kind))) {

@@ -2,7 +2,8 @@
  * @module endpoints/chat-completions/estimate-chat-cost
  * The billing hold of a chat request: the prompt counted with a real tokenizer (with a margin for
  * vendors whose tokenizers split finer), plus the output cap (`max_tokens`, else the model's
- * output limit), priced at the catalog's prices. An upper bound, never the charge.
+ * output limit) for each of the `n` choices asked for, priced at the catalog's prices. An upper
+ * bound, never the charge.
  */
 import { type CostEstimate, countTokens, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
@@ -75,7 +76,8 @@ export async function estimateChatCost(
     Math.ceil(counted * TOKENIZER_MARGIN) +
     images * IMAGE_TOKENS +
     body.messages.length * PER_MESSAGE_OVERHEAD;
-  const output = outputCap(body, model);
+  // Every choice may fill the cap, and the vendor bills each choice's tokens.
+  const output = outputCap(body, model) * (body.n ?? 1);
   const prices = model.pricing.per_1m_tokens;
   // Price the output at whichever is dearer, text or reasoning, so the hold covers both.
   const reasoningDearer = prices?.reasoning !== undefined && prices.reasoning > prices.output;

@@ -19,7 +19,7 @@ import {
 } from "./image-options.ts";
 import { OpenAIImageRequest } from "./schema.ts";
 
-const validateSchema = compileValidator(OpenAIImageRequest);
+const validateSchema = compileValidator(OpenAIImageRequest, { nullMeansAbsent: true });
 
 /** Checks an OpenAI images body for the model; the mapped options come with it. */
 export function validateOpenAIGeneration(

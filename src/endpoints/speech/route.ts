@@ -22,6 +22,7 @@ export const speechEndpoint: ModelEndpoint<typeof SpeechRequest> = {
   body: SpeechRequest,
   responseContentType: "audio/mpeg",
   dialect: "gateway",
+  nullMeansAbsent: true,
   validateForModel: (body, model) => {
     planSpeech(body, model);
   },

@@ -6,7 +6,10 @@
  *   on, the thinking budget is added on top, since it is spent out of `max_tokens`);
  * - `stop` → `stop_sequences`, `topP` → `top_p`, `user` → `metadata.user_id`;
  * - `temperature` above Anthropic's maximum of 1 is clamped (compatibility warning);
- * - presence/frequency penalties and `seed` are unsupported (warnings);
+ * - `top_p` is dropped when `temperature` is set too (Anthropic's newer models refuse both
+ *   together: "`temperature` and `top_p` cannot both be specified for this model");
+ * - presence/frequency penalties, `seed` and more than one choice (`n`) are unsupported
+ *   (warnings);
  * - JSON output: Anthropic has no JSON mode, so a system instruction asks for a single JSON
  *   object (matching the schema for `json_schema`) and the assistant turn is prefilled with `{`
  *   (not with tools or thinking, where a prefill is not possible); the caller prepends the
@@ -73,7 +76,18 @@ export function convertToAnthropicRequest(
   };
   if (thinking) body.thinking = thinking;
 
-  const sampling = { temperature: options.temperature, top_p: options.topP, top_k };
+  const both = options.temperature !== undefined && options.topP !== undefined;
+  const sampling = {
+    temperature: options.temperature,
+    top_p: both ? undefined : options.topP,
+    top_k,
+  };
+  if (both && !thinkingOn)
+    warnings.push({
+      type: "unsupported",
+      setting: "top_p",
+      details: "dropped: Anthropic takes temperature or top_p, not both",
+    });
   for (const [setting, value] of Object.entries(sampling)) {
     if (value === undefined || value === null) continue;
     if (thinkingOn) {
@@ -97,6 +111,8 @@ export function convertToAnthropicRequest(
     warnings.push({ type: "unsupported", setting: "frequency_penalty" });
   }
   if (options.seed !== undefined) warnings.push({ type: "unsupported", setting: "seed" });
+  if ((options.choiceCount ?? 1) > 1)
+    warnings.push({ type: "unsupported", setting: "n", details: "one choice per request" });
   if (options.user) body.metadata = { user_id: options.user };
 
   const tools = prepareAnthropicTools({
