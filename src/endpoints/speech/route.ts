@@ -23,6 +23,8 @@ export const speechEndpoint: ModelEndpoint<typeof SpeechRequest> = {
   responseContentType: "audio/mpeg",
   dialect: "gateway",
   nullMeansAbsent: true,
+  // Spec 7: an unsupported model (a chat model or an unknown one) is a 400 on speech.
+  unknownModel: "endpoint_model_mismatch",
   validateForModel: (body, model) => {
     planSpeech(body, model);
   },
