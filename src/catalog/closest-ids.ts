@@ -5,8 +5,8 @@
  * (`claude-sonnet-4-7-20260101` is near `claude-sonnet-4-6`) by edit distance; a candidate is
  * close when the distance is small for the name's length, or when it belongs to the same family
  * (the same first word, e.g. every `claude-…` for a `claude-…` name newer than the catalog).
- * Ties go to the longer common prefix, then the shorter id; ids that differ only by a date are
- * offered once, by their shortest form.
+ * Ties go to the longer common prefix, then the shorter id, then the higher version; ids that
+ * differ only by a date are offered once, by their shortest form.
  */
 
 /** Names longer than this are not compared (a hostile 10 MB model name costs nothing). */
@@ -58,7 +58,8 @@ export function closestIds(requested: string, candidates: readonly string[], lim
       a.distance - b.distance ||
       b.prefix - a.prefix ||
       a.id.length - b.id.length ||
-      a.id.localeCompare(b.id),
+      // The newer of two equally close versions first (`4-6` before `4-5`).
+      b.id.localeCompare(a.id, "en", { numeric: true }),
   );
   const seen = new Set<string>();
   const chosen: string[] = [];
