@@ -193,6 +193,31 @@ describe("output cap and sampling per model family", () => {
     expect(sent).not.toHaveProperty("frequency_penalty");
   });
 
+  it("keeps Claude's cap with a thinking budget within the model's limit, and holds for both", async () => {
+    const thinking = { type: "enabled", budget_tokens: 2048 };
+    const marker = `thinking-${Math.random()}`;
+    const completion = await openai.chat.completions.create({
+      model: "claude-haiku-4-5",
+      messages: [{ role: "user", content: `Think ${marker}` }],
+      thinking,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(completion.choices[0]?.message.content).toMatch(/^Sandbox reply to Think/);
+    expect(await upstreamBody(marker)).toMatchObject({ max_tokens: 64_000, thinking });
+    const quote = await gateway.request("/v1/billing/quote", {
+      key,
+      json: {
+        model: "claude-haiku-4-5",
+        max_tokens: 1000,
+        thinking,
+        messages: [{ role: "user", content: "x" }],
+      },
+    });
+    const { line_items } = (await quote.json()) as {
+      line_items: Array<{ item: string; units: number }>;
+    };
+    expect(line_items.find((item) => item.item === "output")?.units).toBe(3048);
+  });
+
   it("keeps max_tokens and sampling for the other models", async () => {
     const marker = `plain-${Math.random()}`;
     await openai.chat.completions.create({

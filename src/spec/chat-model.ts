@@ -63,6 +63,11 @@ export interface ChatModelRules {
    * logprobs): adapters drop other values, with a warning, instead of sending them.
    */
   fixedSampling?: readonly SamplingSetting[];
+  /**
+   * The most output tokens the model produces for one request (its vendor refuses more): an
+   * adapter that adds to the cap (Anthropic's thinking budget) keeps the sum within it.
+   */
+  outputLimit?: number;
 }
 
 export interface ChatCallOptions {
