@@ -8,6 +8,9 @@
  * declare is removed as well (it cannot ask for anything). A required field keeps its null and
  * is refused as before, and a field whose schema takes `null` (an assistant message's
  * `content`) keeps it.
+ *
+ * The validator clears the top level first (cheap), and walks the whole body only when it then
+ * fails its schema, so a body without nested nulls costs no walk.
  */
 import type { TSchema } from "@sinclair/typebox";
 
@@ -41,6 +44,20 @@ function alternatives(schema: SchemaShape): SchemaShape[] {
   return schema.anyOf ? schema.anyOf.flatMap(alternatives) : [schema];
 }
 
+/** Object alternatives of each schema, worked out once. */
+const objectAlternatives = new WeakMap<SchemaShape, SchemaShape[]>();
+
+function objectVariants(schema: SchemaShape): SchemaShape[] {
+  let objects = objectAlternatives.get(schema);
+  if (!objects) {
+    objects = alternatives(schema).filter(
+      (variant) => variant.properties !== undefined || variant.patternProperties !== undefined,
+    );
+    objectAlternatives.set(schema, objects);
+  }
+  return objects;
+}
+
 function propertySchema(schema: SchemaShape, key: string): SchemaShape | undefined {
   const declared = schema.properties?.[key];
   if (declared) return declared;
@@ -53,9 +70,8 @@ function propertySchema(schema: SchemaShape, key: string): SchemaShape | undefin
  * message's `role` or a part's `type`) match it, or every object schema when none does.
  */
 function objectSchemasFor(schema: SchemaShape, value: JsonObject): SchemaShape[] {
-  const objects = alternatives(schema).filter(
-    (variant) => variant.properties !== undefined || variant.patternProperties !== undefined,
-  );
+  const objects = objectVariants(schema);
+  if (objects.length <= 1) return objects;
   const tagged = objects.filter((variant) =>
     Object.entries(variant.properties ?? {}).every(
       ([key, property]) => property.const === undefined || value[key] === property.const,
@@ -69,11 +85,12 @@ function anyOf(schemas: SchemaShape[]): SchemaShape | undefined {
   return { anyOf: schemas };
 }
 
-function clearObject(value: JsonObject, schema: SchemaShape): void {
+function clearObject(value: JsonObject, schema: SchemaShape, deep: boolean): void {
   const variants = objectSchemasFor(schema, value);
   if (variants.length === 0) return;
   for (const key of Object.keys(value)) {
     const item = value[key];
+    if (item !== null && (!deep || typeof item !== "object")) continue;
     const declared = variants.flatMap((variant) => {
       const property = propertySchema(variant, key);
       return property ? [{ variant, property }] : [];
@@ -86,8 +103,13 @@ function clearObject(value: JsonObject, schema: SchemaShape): void {
       continue;
     }
     const inner = anyOf(declared.map(({ property }) => property));
-    if (inner && typeof item === "object") clearNulls(item, inner);
+    if (inner) clearNulls(item, inner);
   }
+}
+
+/** Removes the nulls of optional fields of the top-level object only. */
+export function clearTopLevelNulls(value: unknown, schema: TSchema | SchemaShape): void {
+  if (isObject(value)) clearObject(value, schema as SchemaShape, false);
 }
 
 /** Removes the nulls of optional fields from `value` (in place), following `schema`. */
@@ -102,5 +124,5 @@ export function clearNulls(value: unknown, schema: TSchema | SchemaShape): void 
       if (item !== null && typeof item === "object") clearNulls(item, items);
     return;
   }
-  if (isObject(value)) clearObject(value, shape);
+  if (isObject(value)) clearObject(value, shape, true);
 }

@@ -10,7 +10,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type ValueError } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { GatewayError } from "../errors/index.ts";
-import { clearNulls } from "./null-as-absent.ts";
+import { clearNulls, clearTopLevelNulls } from "./null-as-absent.ts";
 
 export type Validator<T extends TSchema> = (value: unknown) => Static<T>;
 
@@ -200,8 +200,13 @@ export function compileValidator<T extends TSchema>(
 ): Validator<T> {
   const compiled = TypeCompiler.Compile(schema);
   return (value) => {
-    if (options.nullMeansAbsent) clearNulls(value, schema);
+    if (options.nullMeansAbsent) clearTopLevelNulls(value, schema);
     if (compiled.Check(value)) return value;
+    if (options.nullMeansAbsent) {
+      // A nested null may be what fails: clear them all and check again.
+      clearNulls(value, schema);
+      if (compiled.Check(value)) return value;
+    }
     const first = deepest([...compiled.Errors(value)].slice(0, 20).map(explain));
     if (!first)
       throw new GatewayError("invalid_request", { detail: "The request body is invalid." });
