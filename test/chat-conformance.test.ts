@@ -18,6 +18,8 @@ interface ProtocolCase {
 
 const PROTOCOLS: ProtocolCase[] = [
   { protocol: "openai-compatible", model: "gpt-4o-mini" },
+  // OpenAI's reasoning models take the cap as max_completion_tokens and only default sampling.
+  { protocol: "openai-compatible, reasoning model", model: "gpt-5-mini" },
   { protocol: "anthropic", model: "claude-haiku-4-5" },
   { protocol: "gemini", model: "gemini-2.5-flash" },
 ];
@@ -185,6 +187,19 @@ for (const { protocol, model, skip = {} } of PROTOCOLS) {
       });
       const parsed = JSON.parse(completion.choices[0]?.message.content ?? "") as unknown;
       expect(typeof parsed).toBe("object");
+    });
+
+    test("sampling settings", async () => {
+      // Each vendor has its own rules (Anthropic's newer models: temperature or top_p, not both;
+      // OpenAI's reasoning models: neither, and no penalties); the gateway adapts the request.
+      const completion = await client.chat.completions.create({
+        model,
+        temperature: 0.2,
+        top_p: 0.9,
+        presence_penalty: 0.5,
+        messages: [{ role: "user", content: "Conformance sampling case" }],
+      });
+      expect(completion.choices[0]?.message.content).toMatch(/^Sandbox reply to Conformance/);
     });
 
     test("output cap", async () => {

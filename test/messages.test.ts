@@ -5,6 +5,8 @@ import { createUser, startTestGateway, type TestGateway } from "./support/gatewa
 const ROUTES = [
   { name: "native Anthropic route", model: "claude-haiku-4-5" },
   { name: "translated OpenAI-compatible route", model: "gpt-4o-mini" },
+  // The output cap must go out as max_completion_tokens, which the sandbox insists on as OpenAI does.
+  { name: "translated OpenAI reasoning-model route", model: "gpt-5-mini" },
   { name: "translated Gemini route", model: "gemini-2.5-flash" },
 ];
 

@@ -191,6 +191,24 @@ describe("POST /v1/audio/speech", () => {
     ).rejects.toMatchObject({ status: 400, code: "endpoint_model_mismatch" });
   });
 
+  it("refuses an unknown model with 400 endpoint_model_mismatch naming the speech models", async () => {
+    const response = await gateway.request("/v1/audio/speech", {
+      key: user.key,
+      json: { model: "tts-1", input: SHORT, voice: "alloy" },
+    });
+    const error = await expectGatewayError(response, {
+      status: 400,
+      type: "invalid_request_error",
+      code: "endpoint_model_mismatch",
+      param: "model",
+    });
+    expect(error.message).toContain("tts3-flash");
+    expect(error.message).toContain("tts3-instruct-flash");
+    await expect(
+      client.audio.speech.create({ model: "tts3-flahs", input: SHORT, voice: "alloy" }),
+    ).rejects.toMatchObject({ status: 400, code: "endpoint_model_mismatch" });
+  });
+
   it("bills the input's code points, held before and settled after", async () => {
     const input = "Grüße 👋🏽 你好, speech!"; // emoji and CJK count one per code point
     const codePoints = [...input].length;

@@ -67,6 +67,15 @@ export const Pricing = Type.Object(
 );
 export type Pricing = Static<typeof Pricing>;
 
+/** A chat sampling setting, by its OpenAI name. */
+export const SamplingSetting = Type.Union([
+  Type.Literal("temperature"),
+  Type.Literal("top_p"),
+  Type.Literal("presence_penalty"),
+  Type.Literal("frequency_penalty"),
+  Type.Literal("logprobs"),
+]);
+
 export const Capabilities = Type.Object(
   {
     streaming: Type.Optional(Type.Boolean()),
@@ -76,6 +85,21 @@ export const Capabilities = Type.Object(
     json_mode: Type.Optional(Type.Boolean()),
     context_window: Type.Optional(Type.Integer({ minimum: 1 })),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Chat: the most choices (`n`) one request may ask for; 1 when absent. */
+    max_choices: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * Chat over the OpenAI protocol: the field the vendor takes the output cap in for this model
+     * (`max_tokens` when absent; OpenAI's reasoning models refuse it for `max_completion_tokens`).
+     */
+    output_cap_field: Type.Optional(
+      Type.Union([Type.Literal("max_tokens"), Type.Literal("max_completion_tokens")]),
+    ),
+    /**
+     * Chat: sampling settings the model takes only at their default (temperature and top_p 1,
+     * penalties 0, no logprobs), as OpenAI's reasoning models; other values are dropped with a
+     * warning rather than sent.
+     */
+    fixed_sampling: Type.Optional(Type.Array(SamplingSetting)),
     /** Image models */
     mask: Type.Optional(Type.Boolean()),
     multiple_images: Type.Optional(Type.Boolean()),

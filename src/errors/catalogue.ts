@@ -99,7 +99,7 @@ export const ERROR_CATALOGUE = {
   model_not_found: {
     status: 404,
     type: "invalid_request_error",
-    message: "The model '{model}' does not exist or is not served by this gateway.",
+    message: "The model '{model}' does not exist or is not served by this gateway.{suggestion}",
   },
   endpoint_model_mismatch: {
     status: 400,

@@ -27,6 +27,7 @@ import type { Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
 import { SANDBOX_HEADER, vendorNotConfigured } from "./model-availability.ts";
+import { modelNotFound } from "./model-not-found.ts";
 import { registerRouteDoc } from "./openapi.ts";
 import { holdRequest, type OutputCapControl } from "./output-cap.ts";
 import type { Services } from "./services.ts";
@@ -92,6 +93,13 @@ export interface ModelEndpoint<S extends TSchema> {
   /** Media type of a non-JSON success body (e.g. `audio/mpeg`), for the OpenAPI document. */
   responseContentType?: string;
   dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
+  /**
+   * How a model name that resolves to nothing is answered: `404 model_not_found` with close ids
+   * (the default), or, where the spec says so (speech, section 7), `400 endpoint_model_mismatch`.
+   */
+  unknownModel?: "model_not_found" | "endpoint_model_mismatch";
+  /** OpenAI's protocol: an explicit `null` in an optional field is read as the field left out. */
+  nullMeansAbsent?: boolean;
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
@@ -134,7 +142,7 @@ export function registerModelEndpoint<S extends TSchema>(
   services: Services,
   endpoint: ModelEndpoint<S>,
 ): void {
-  const validate = compileValidator(endpoint.body);
+  const validate = compileValidator(endpoint.body, { nullMeansAbsent: endpoint.nullMeansAbsent });
   if (!app.hasDecorator("quoteTargets")) app.decorate("quoteTargets", new Map());
   // The first endpoint registered for a kind answers its quotes (chat completions for chat).
   for (const kind of endpoint.kinds.filter((kind) => !app.quoteTargets.has(kind))) {
@@ -202,8 +210,16 @@ export function registerModelEndpoint<S extends TSchema>(
         }
         throw new GatewayError("missing_parameter", { param: "model" }, { param: "model" });
       }
-      if (!catalogModel)
-        throw new GatewayError("model_not_found", { model: modelId }, { param: "model" });
+      if (!catalogModel) {
+        throw modelNotFound(services.catalog, {
+          requested: modelId,
+          allowlist: caller.key.models,
+          kinds: endpoint.kinds,
+          ...(endpoint.unknownModel === "endpoint_model_mismatch"
+            ? { mismatchOn: endpoint.path }
+            : {}),
+        });
+      }
       if (!endpoint.kinds.includes(catalogModel.endpoint)) {
         throw new GatewayError(
           "endpoint_model_mismatch",

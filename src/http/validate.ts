@@ -3,12 +3,14 @@
  * Compiles a TypeBox schema once and turns the first violation into a catalogue error that
  * names the offending field (`param`), e.g. `messages[0].role`. Union failures are explained by
  * the variant the client most likely meant (the one whose JSON type matches), and a choice
- * between literals lists the allowed values.
+ * between literals lists the allowed values. Endpoints of OpenAI's protocol read an explicit
+ * `null` in an optional field as the field left out (`null-as-absent.ts`).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type ValueError } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { GatewayError } from "../errors/index.ts";
+import { clearNulls, clearTopLevelNulls } from "./null-as-absent.ts";
 
 export type Validator<T extends TSchema> = (value: unknown) => Static<T>;
 
@@ -184,10 +186,27 @@ function explain(error: ValueError): Problem {
   };
 }
 
-export function compileValidator<T extends TSchema>(schema: T): Validator<T> {
+export interface ValidatorOptions {
+  /**
+   * OpenAI's protocol: an explicit `null` in an optional field means the field is not set, and
+   * is removed from the body before it is checked (`null-as-absent.ts`).
+   */
+  nullMeansAbsent?: boolean;
+}
+
+export function compileValidator<T extends TSchema>(
+  schema: T,
+  options: ValidatorOptions = {},
+): Validator<T> {
   const compiled = TypeCompiler.Compile(schema);
   return (value) => {
+    if (options.nullMeansAbsent) clearTopLevelNulls(value, schema);
     if (compiled.Check(value)) return value;
+    if (options.nullMeansAbsent) {
+      // A nested null may be what fails: clear them all and check again.
+      clearNulls(value, schema);
+      if (compiled.Check(value)) return value;
+    }
     const first = deepest([...compiled.Errors(value)].slice(0, 20).map(explain));
     if (!first)
       throw new GatewayError("invalid_request", { detail: "The request body is invalid." });

@@ -3,8 +3,10 @@
  * Validates an Anthropic Messages (or count_tokens) request body (pure) into typed parts. Failures
  * read like Anthropic's own: `<dotted path>: <problem>`, e.g. `messages.0.role: Input should be
  * 'user' or 'assistant'`. Unknown top-level fields (beta features) are accepted and ignored.
+ * A well-formed Messages request is then held to the model's own rules (`anthropic-model-rules.ts`).
  * @see https://docs.anthropic.com/en/api/messages
  */
+import { anthropicRefusal } from "./anthropic-model-rules.ts";
 import { isRecord, type JsonRecord } from "./chat-request.ts";
 
 export type ImageSource =
@@ -279,7 +281,7 @@ function parse(body: unknown, kind: "messages" | "count_tokens"): AnthropicReque
   if (root.stream !== undefined && typeof root.stream !== "boolean") {
     invalid("stream", "Input should be a valid boolean");
   }
-  return {
+  const request = {
     model,
     maxTokens,
     system: systemText(root.system),
@@ -290,6 +292,9 @@ function parse(body: unknown, kind: "messages" | "count_tokens"): AnthropicReque
     thinking: thinking(root.thinking, maxTokens),
     stream: root.stream === true,
   };
+  const refused = kind === "messages" ? anthropicRefusal(model, root, request) : undefined;
+  if (refused) throw new InvalidRequest(refused);
+  return request;
 }
 
 /** Validates a `/v1/messages` body (`kind: "messages"`) or a `/v1/messages/count_tokens` body. */

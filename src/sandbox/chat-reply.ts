@@ -142,9 +142,18 @@ function chooseTool(request: ChatRequest): ChatTool | undefined {
   return request.tools.find((tool) => tool.name === forced?.name) ?? request.tools[0];
 }
 
-/** Plans the full answer. `words` overrides the default reply length; `max_tokens` caps it. */
-export function planChatReply(request: ChatRequest, options: { words?: number } = {}): ChatPlan {
-  const seed = requestSeed(request);
+/**
+ * Plans the full answer. `words` overrides the default reply length; `max_tokens` caps it.
+ * `choice` (for `n` above 1) picks other filler words and another tool-call id for each choice
+ * after the first, which is the same as the only one.
+ */
+export function planChatReply(
+  request: ChatRequest,
+  options: { words?: number; choice?: number } = {},
+): ChatPlan {
+  const choice = options.choice ?? 0;
+  const seed =
+    choice === 0 ? requestSeed(request) : requestSeed(request) ^ stableHash(`choice ${choice}`);
   const promptTokens = countPromptTokens(request.messages);
   const tool = chooseTool(request);
   if (tool) {

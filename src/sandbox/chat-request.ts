@@ -1,8 +1,8 @@
 /**
  * @module sandbox/chat-request
  * Validates an OpenAI Chat Completions request body (pure) and normalizes the parts the sandbox
- * looks at: message texts and image counts, stream flags, token cap, tools and response format.
- * Validation failures carry OpenAI's own message/param/code wording.
+ * looks at: message texts and image counts, stream flags, token cap, number of choices, tools and
+ * response format. Validation failures carry OpenAI's own message/param/code wording.
  */
 
 export type JsonRecord = Record<string, unknown>;
@@ -27,6 +27,8 @@ export interface ChatRequest {
   stream: boolean;
   includeUsage: boolean;
   maxTokens: number | undefined;
+  /** Choices asked for (`n`, OpenAI protocol); 1 when absent. */
+  choiceCount?: number;
   tools: ChatTool[];
   /** "none", "auto"/"required" (as `undefined`), or the name of a forced function. */
   toolChoice: "none" | { name: string } | undefined;
@@ -108,6 +110,24 @@ function readMaxTokens(body: JsonRecord): number | undefined | ChatRequestError 
   return undefined;
 }
 
+/** The number of choices (`n`, default 1), or the error for a bad one. */
+function readChoiceCount(body: JsonRecord): number | ChatRequestError {
+  const value = body.n;
+  if (value === undefined || value === null) return 1;
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    return {
+      message: "Invalid type for 'n': expected an integer.",
+      param: "n",
+      code: "invalid_type",
+    };
+  }
+  if (value < 1) {
+    const message = `Invalid 'n': integer below minimum value. Expected a value >= 1, but got ${value} instead.`;
+    return { message, param: "n", code: "integer_below_min_value" };
+  }
+  return value;
+}
+
 /** Validates and normalizes a chat request body. */
 export function parseChatRequest(body: unknown): ChatRequestResult {
   if (!isRecord(body)) return fail("The request body must be a JSON object.", null, null);
@@ -148,6 +168,8 @@ export function parseChatRequest(body: unknown): ChatRequestResult {
   }
   const maxTokens = readMaxTokens(body);
   if (typeof maxTokens === "object") return { ok: false, error: maxTokens };
+  const choiceCount = readChoiceCount(body);
+  if (typeof choiceCount === "object") return { ok: false, error: choiceCount };
   const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
   const responseFormat = isRecord(body.response_format) ? body.response_format : {};
   return {
@@ -159,6 +181,7 @@ export function parseChatRequest(body: unknown): ChatRequestResult {
       stream: body.stream === true,
       includeUsage: body.stream === true && streamOptions.include_usage === true,
       maxTokens,
+      ...(choiceCount > 1 ? { choiceCount } : {}),
       tools: normalizeTools(body.tools),
       toolChoice: normalizeToolChoice(body.tool_choice),
       jsonObject: responseFormat.type === "json_object",

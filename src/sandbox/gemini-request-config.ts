@@ -105,6 +105,8 @@ function plannerSchema(schema: unknown): unknown {
 
 export interface GenerationSettings {
   maxOutputTokens: number | undefined;
+  /** A presence or frequency penalty was set. */
+  penalties: boolean;
   jsonObject: boolean;
   includeThoughts: boolean;
   thinkingBudget: number | undefined;
@@ -150,6 +152,7 @@ function checkThinking(raw: unknown, at: string): Checked<Partial<GenerationSett
 export function readGenerationConfig(raw: unknown): Checked<GenerationSettings> {
   const settings: GenerationSettings = {
     maxOutputTokens: undefined,
+    penalties: false,
     jsonObject: false,
     includeThoughts: false,
     thinkingBudget: undefined,
@@ -196,6 +199,7 @@ export function readGenerationConfig(raw: unknown): Checked<GenerationSettings> 
     ...thinking.value,
     maxOutputTokens:
       typeof config.maxOutputTokens === "number" ? config.maxOutputTokens : undefined,
+    penalties: config.presencePenalty !== undefined || config.frequencyPenalty !== undefined,
     jsonObject: responseMimeType === "application/json",
   });
 }

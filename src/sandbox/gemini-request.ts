@@ -5,10 +5,12 @@
  * `systemInstruction` becomes a system message, `model` turns assistant messages,
  * `functionResponse` parts tool messages, and `inlineData`/`fileData` images count as images.
  * The planner's seed hashes `rawMessages`, which are rebuilt in OpenAI's shape for that reason.
+ * A well-formed request is then held to the model's own rules (`gemini-model-rules.ts`).
  * @see https://ai.google.dev/api/generate-content#request-body
  */
 import type { ChatMessage, ChatRequest, JsonRecord } from "./chat-request.ts";
 import { isRecord } from "./chat-request.ts";
+import { geminiRefusal } from "./gemini-model-rules.ts";
 import {
   type Checked,
   camelKeys,
@@ -234,6 +236,8 @@ export function parseGeminiRequest(
   if (!conversation.ok) return conversation;
   const config = readGenerationConfig(request.generationConfig);
   if (!config.ok) return config;
+  const refused = geminiRefusal(model, config.value);
+  if (refused) return fail(refused);
   const tools = readTools(request.tools);
   if (!tools.ok) return tools;
   const toolChoice = readToolConfig(request.toolConfig);

@@ -1,8 +1,9 @@
 /**
  * @module sandbox/openai-chat
  * The OpenAI-compatible `POST …/chat/completions` route, served under every vendor prefix:
- * bearer auth, request validation, fault selection and injection, then a deterministic
- * non-stream body or a stream.
+ * bearer auth, request validation (the shape, then what the prefix's vendor refuses for the
+ * model: `openai-model-rules.ts`), fault selection and injection, then a deterministic
+ * non-stream body or a stream, with one choice per `n`.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
@@ -20,6 +21,7 @@ import {
   openAIErrorForStatus,
   sendOpenAIError,
 } from "./openai-errors.ts";
+import { vendorOfPath, vendorRefusal } from "./openai-model-rules.ts";
 import { completionBody, type ResponseMeta, streamChunks } from "./openai-shapes.ts";
 import type { SandboxState } from "./state.ts";
 
@@ -68,8 +70,15 @@ export async function handleChatCompletions(
     return sendOpenAIError(reply, 401, INVALID_API_KEY, headers);
   }
   const parsed = parseChatRequest(request.body);
-  if (!parsed.ok) {
-    const { message, param, code } = parsed.error;
+  const refused = parsed.ok
+    ? vendorRefusal(
+        vendorOfPath(request.url),
+        parsed.request.model,
+        request.body as Record<string, unknown>,
+      )
+    : parsed.error;
+  if (!parsed.ok || refused) {
+    const { message, param, code } = parsed.ok ? refused! : parsed.error;
     return sendOpenAIError(
       reply,
       400,
@@ -116,18 +125,20 @@ export async function handleChatCompletions(
     return sendOpenAIError(reply, status, openAIErrorForStatus(status), errorHeaders);
   }
 
-  const planned = planChatReply(chat, fault.words === undefined ? {} : { words: fault.words });
   const reasoning = fault.reasoningWords
     ? `Thinking it over: ${pickWords(requestSeed(chat) ^ 0x5eed, fault.reasoningWords - 3).join(" ")}`
     : undefined;
-  const plan = {
-    ...planned,
-    ...(reasoning
-      ? { reasoning, completionTokens: planned.completionTokens + countTokens(reasoning) }
-      : {}),
-    cachedTokens: fault.cachedTokens,
-    cacheWriteTokens: fault.cacheWriteTokens,
-  };
+  const plan = Array.from({ length: chat.choiceCount ?? 1 }, (_, choice) => {
+    const planned = planChatReply(chat, { words: fault.words, choice });
+    return {
+      ...planned,
+      ...(reasoning
+        ? { reasoning, completionTokens: planned.completionTokens + countTokens(reasoning) }
+        : {}),
+      cachedTokens: fault.cachedTokens,
+      cacheWriteTokens: fault.cacheWriteTokens,
+    };
+  });
   const meta: ResponseMeta = {
     id: `chatcmpl-${randomToken(21)}`,
     created: Math.floor(Date.now() / 1000),

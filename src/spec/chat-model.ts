@@ -43,6 +43,33 @@ export type ChatResponseFormat =
   | { type: "json_object" }
   | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
 
+/** A sampling setting, by its OpenAI name. */
+export type SamplingSetting =
+  | "temperature"
+  | "top_p"
+  | "presence_penalty"
+  | "frequency_penalty"
+  | "logprobs";
+
+/** Request rules of one model that its vendor enforces (from the catalog's capabilities). */
+export interface ChatModelRules {
+  /**
+   * The OpenAI-protocol field the output cap goes in: OpenAI's reasoning models refuse
+   * `max_tokens` and take `max_completion_tokens`. `max_tokens` when absent.
+   */
+  outputCapField?: "max_tokens" | "max_completion_tokens";
+  /**
+   * Settings the model takes only at their default (temperature and top_p 1, penalties 0, no
+   * logprobs): adapters drop other values, with a warning, instead of sending them.
+   */
+  fixedSampling?: readonly SamplingSetting[];
+  /**
+   * The most output tokens the model produces for one request (its vendor refuses more): an
+   * adapter that adds to the cap (Anthropic's thinking budget) keeps the sum within it.
+   */
+  outputLimit?: number;
+}
+
 export interface ChatCallOptions {
   /** The vendor's model name for this route. */
   upstreamModel: string;
@@ -58,6 +85,9 @@ export interface ChatCallOptions {
   toolChoice?: ChatToolChoice;
   responseFormat?: ChatResponseFormat;
   user?: string;
+  /** How many choices to generate (`n`); absent means one. */
+  choiceCount?: number;
+  modelRules?: ChatModelRules;
   /** Fields the client sent that the gateway does not model; OpenAI-compatible routes forward them. */
   extraBody?: Record<string, unknown>;
   /** Headers to forward unchanged to the vendor (for example `anthropic-beta`). */
@@ -73,26 +103,43 @@ export type ChatFinishReason =
   | "error"
   | "other";
 
-export interface ChatResult {
-  id?: string;
+/** One generated choice. */
+export interface ChatChoice {
   text: string | null;
   reasoning?: string;
   toolCalls: ChatToolCall[];
   finishReason: ChatFinishReason;
+}
+
+/** The first choice in its own fields; every choice in `choices` when more were asked for. */
+export interface ChatResult extends ChatChoice {
+  id?: string;
+  /** Every choice, in order, when the call asked for more than one (`choiceCount`). */
+  choices?: ChatChoice[];
   /** Absent when the upstream reported no usage; the gateway then counts it itself. */
   usage: TokenUsage | undefined;
   upstreamRequestId?: string;
   warnings: CallWarning[];
 }
 
-/** Normalized stream events. Only the HTTP layer turns them into SSE text. */
+/**
+ * Normalized stream events. Only the HTTP layer turns them into SSE text. `choice` is the index
+ * of the choice a delta belongs to when more than one was asked for (absent: the first).
+ */
 export type ChatStreamPart =
   | { type: "stream-start"; warnings: CallWarning[]; upstreamRequestId?: string; id?: string }
-  | { type: "text-delta"; delta: string }
-  | { type: "reasoning-delta"; delta: string }
-  | { type: "tool-call-start"; index: number; id: string; name: string }
-  | { type: "tool-call-delta"; index: number; argumentsDelta: string }
-  | { type: "finish"; finishReason: ChatFinishReason; usage: TokenUsage | undefined };
+  | { type: "text-delta"; delta: string; choice?: number }
+  | { type: "reasoning-delta"; delta: string; choice?: number }
+  | { type: "tool-call-start"; index: number; id: string; name: string; choice?: number }
+  | { type: "tool-call-delta"; index: number; argumentsDelta: string; choice?: number }
+  | {
+      type: "finish";
+      /** The first choice's reason. */
+      finishReason: ChatFinishReason;
+      /** Every choice's reason, in order, when more than one was asked for. */
+      finishReasons?: ChatFinishReason[];
+      usage: TokenUsage | undefined;
+    };
 
 export interface ChatModel {
   readonly specificationVersion: "switchyard-chat-1";

@@ -7,6 +7,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { isModelAllowed } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { modelNotFound } from "../../http/model-not-found.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import type { UsageRecord } from "../../store/index.ts";
@@ -133,8 +134,12 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
     ),
     async handler({ caller, body }) {
       const model = services.catalog.get(body.model);
-      if (!model)
-        throw new GatewayError("model_not_found", { model: body.model }, { param: "model" });
+      if (!model) {
+        throw modelNotFound(services.catalog, {
+          requested: body.model,
+          allowlist: caller.key?.models ?? [],
+        });
+      }
       if (!isModelAllowed(caller.key?.models ?? [], model.id)) {
         throw new GatewayError("model_not_allowed", { model: model.id }, { param: "model" });
       }

@@ -1,8 +1,9 @@
 /**
  * @module endpoints/chat-completions/build-chat-response
- * Builds the OpenAI chat completion body and stream chunks from normalized results.
+ * Builds the OpenAI chat completion body and stream chunks from normalized results: one choice,
+ * or every choice when more were asked for (`n`).
  */
-import type { ChatFinishReason, ChatResult, TokenUsage } from "../../spec/index.ts";
+import type { ChatChoice, ChatFinishReason, ChatResult, TokenUsage } from "../../spec/index.ts";
 
 export function toOpenAIUsage(usage: TokenUsage) {
   return {
@@ -32,27 +33,29 @@ export function buildChatCompletion(input: {
     object: "chat.completion",
     created: input.created,
     model: input.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: result.text,
-          ...(result.reasoning ? { reasoning_content: result.reasoning } : {}),
-          ...(result.toolCalls.length
-            ? {
-                tool_calls: result.toolCalls.map((call) => ({
-                  id: call.id,
-                  type: "function",
-                  function: { name: call.name, arguments: call.arguments },
-                })),
-              }
-            : {}),
-        },
-        logprobs: null,
-        finish_reason: toOpenAIFinishReason(result.finishReason),
-      },
-    ],
+    choices: (result.choices ?? [result]).map(toOpenAIChoice),
     usage: { ...toOpenAIUsage(input.usage), cost_micros: input.costMicros },
+  };
+}
+
+function toOpenAIChoice(choice: ChatChoice, index: number) {
+  return {
+    index,
+    message: {
+      role: "assistant",
+      content: choice.text,
+      ...(choice.reasoning ? { reasoning_content: choice.reasoning } : {}),
+      ...(choice.toolCalls.length
+        ? {
+            tool_calls: choice.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function",
+              function: { name: call.name, arguments: call.arguments },
+            })),
+          }
+        : {}),
+    },
+    logprobs: null,
+    finish_reason: toOpenAIFinishReason(choice.finishReason),
   };
 }

@@ -5,7 +5,13 @@
  * the operation names the others in a warning.
  */
 import { GatewayError } from "../../errors/index.ts";
-import type { ChatCallOptions, ChatContentPart, ChatMessage, ChatTool } from "../../spec/index.ts";
+import type {
+  ChatCallOptions,
+  ChatContentPart,
+  ChatMessage,
+  ChatModelRules,
+  ChatTool,
+} from "../../spec/index.ts";
 import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest, ChatRequestContent } from "./schema.ts";
 
@@ -100,6 +106,7 @@ function convertTool(
 export function convertChatRequest(
   body: ChatCompletionRequest,
   upstreamModel: string,
+  modelRules?: ChatModelRules,
 ): ChatCallOptions {
   const { extraBody } = splitExtraFields(body);
   const format = body.response_format;
@@ -114,6 +121,8 @@ export function convertChatRequest(
     frequencyPenalty: body.frequency_penalty,
     seed: body.seed,
     user: body.user,
+    ...(body.n !== undefined && body.n > 1 ? { choiceCount: body.n } : {}),
+    ...(modelRules ? { modelRules } : {}),
     tools: body.tools?.map(convertTool),
     toolChoice:
       body.tool_choice === undefined || typeof body.tool_choice === "string"

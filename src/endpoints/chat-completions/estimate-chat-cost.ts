@@ -2,7 +2,9 @@
  * @module endpoints/chat-completions/estimate-chat-cost
  * The billing hold of a chat request: the prompt counted with a real tokenizer (with a margin for
  * vendors whose tokenizers split finer), plus the output cap (`max_tokens`, else the model's
- * output limit), priced at the catalog's prices. An upper bound, never the charge.
+ * output limit) for each of the `n` choices asked for, with a thinking budget (`thinking`, which
+ * Anthropic spends beside the cap) added up to the model's limit, priced at the catalog's
+ * prices. An upper bound, never the charge.
  */
 import { type CostEstimate, countTokens, priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
@@ -44,6 +46,23 @@ export function outputCap(body: ChatCompletionRequest, model: CatalogModel): num
   );
 }
 
+/**
+ * Output tokens one choice may produce: the cap, plus a thinking budget the vendor spends beside
+ * it (Anthropic's `thinking.budget_tokens`, added to `max_tokens` by its adapter), within the
+ * model's output limit.
+ */
+export function outputPerChoice(body: ChatCompletionRequest, model: CatalogModel): number {
+  const cap = outputCap(body, model);
+  const thinking = body.thinking as { type: string; budget_tokens?: unknown } | undefined;
+  const budget =
+    thinking?.type === "enabled" && typeof thinking.budget_tokens === "number"
+      ? Math.max(0, thinking.budget_tokens)
+      : 0;
+  if (budget === 0) return cap;
+  const limit = model.capabilities?.max_output_tokens;
+  return limit === undefined ? cap + budget : Math.max(cap, Math.min(cap + budget, limit));
+}
+
 /** The request with an explicit output cap (what is sent upstream, and what the hold covers). */
 export function withOutputCap(body: ChatCompletionRequest, cap: number): ChatCompletionRequest {
   // Already explicit (the common case): the body as it is.
@@ -75,7 +94,8 @@ export async function estimateChatCost(
     Math.ceil(counted * TOKENIZER_MARGIN) +
     images * IMAGE_TOKENS +
     body.messages.length * PER_MESSAGE_OVERHEAD;
-  const output = outputCap(body, model);
+  // Every choice may fill the cap, and the vendor bills each choice's tokens.
+  const output = outputPerChoice(body, model) * (body.n ?? 1);
   const prices = model.pricing.per_1m_tokens;
   // Price the output at whichever is dearer, text or reasoning, so the hold covers both.
   const reasoningDearer = prices?.reasoning !== undefined && prices.reasoning > prices.output;

@@ -1,7 +1,8 @@
 /**
  * @module endpoints/chat-completions/operation
  * The transport-free chat completion: picks a route, calls the adapter (with fallback before the
- * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks. MCP reuses it.
+ * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks (one choice per
+ * `n`, each chunk naming its choice's index). MCP reuses it.
  */
 import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -19,6 +20,7 @@ import type {
 } from "../../spec/index.ts";
 import { formatWarning } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
+import { chatModelRules } from "../chat-model-rules.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
 import { convertChatRequest } from "./convert-chat-request.ts";
 import { splitExtraFields } from "./request-fields.ts";
@@ -70,18 +72,24 @@ export async function runChatCompletion(
   const created = Math.floor(context.services.now() / 1000);
   const logAttempt = logAttempts(context);
   const dropped = droppedFieldWarnings(splitExtraFields(body).dropped);
+  const rules = chatModelRules(context.model);
+  const optionsFor = (upstreamModel: string): ChatCallOptions => ({
+    ...convertChatRequest(body, upstreamModel, rules),
+    abortSignal: context.signal,
+  });
 
   if (!body.stream) {
     let options: ChatCallOptions | undefined;
     const result = await attemptRoutes(
       context.model,
       (route) => {
-        options = { ...convertChatRequest(body, route.upstreamModel), abortSignal: context.signal };
+        options = optionsFor(route.upstreamModel);
         return chatModelFor(context, route).doGenerate(options);
       },
       logAttempt,
     );
-    const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
+    const texts = (result.choices ?? [result]).map((choice) => choice.text ?? "");
+    const usage = result.usage ?? (await estimateChatUsage(options!, texts.join("\n")));
     const { costMicros } = await context.settle(
       { tokens: usage },
       { upstreamRequestId: result.upstreamRequestId },
@@ -105,7 +113,7 @@ export async function runChatCompletion(
   const parts = await attemptRoutes(
     context.model,
     (route) => {
-      options = { ...convertChatRequest(body, route.upstreamModel), abortSignal: context.signal };
+      options = optionsFor(route.upstreamModel);
       return chatModelFor(context, route).doStream(options);
     },
     logAttempt,
@@ -131,53 +139,65 @@ export async function runChatCompletion(
     };
   };
   const includeUsage = body.stream_options?.include_usage === true;
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+  const choiceCount = body.n ?? 1;
+  const chunk = (
+    delta: Record<string, unknown>,
+    choice = 0,
+    finishReason: string | null = null,
+  ) => ({
     id,
     object: "chat.completion.chunk",
     created,
     model: context.model.id,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: choice, delta, logprobs: null, finish_reason: finishReason }],
     ...(includeUsage ? { usage: null } : {}),
   });
 
   async function* frames(): AsyncGenerator<SseFrame> {
-    yield { data: chunk({ role: "assistant", content: "" }) };
-    let finishReason: ChatFinishReason = "stop";
+    for (let choice = 0; choice < choiceCount; choice++)
+      yield { data: chunk({ role: "assistant", content: "" }, choice) };
+    let finishReasons: ChatFinishReason[] = ["stop"];
     try {
       for await (const part of parts as AsyncIterable<ChatStreamPart>) {
         switch (part.type) {
           case "text-delta":
             delivered.add(part.delta);
-            yield { data: chunk({ content: part.delta }) };
+            yield { data: chunk({ content: part.delta }, part.choice) };
             break;
           case "reasoning-delta":
             delivered.add(part.delta);
-            yield { data: chunk({ reasoning_content: part.delta }) };
+            yield { data: chunk({ reasoning_content: part.delta }, part.choice) };
             break;
           case "tool-call-start":
             yield {
-              data: chunk({
-                tool_calls: [
-                  {
-                    index: part.index,
-                    id: part.id,
-                    type: "function",
-                    function: { name: part.name, arguments: "" },
-                  },
-                ],
-              }),
+              data: chunk(
+                {
+                  tool_calls: [
+                    {
+                      index: part.index,
+                      id: part.id,
+                      type: "function",
+                      function: { name: part.name, arguments: "" },
+                    },
+                  ],
+                },
+                part.choice,
+              ),
             };
             break;
           case "tool-call-delta":
             delivered.add(part.argumentsDelta);
             yield {
-              data: chunk({
-                tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
-              }),
+              data: chunk(
+                {
+                  tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
+                },
+                part.choice,
+              ),
             };
             break;
           case "finish":
-            finishReason = part.finishReason;
+            finishReasons = part.finishReasons ?? [part.finishReason];
             state.usage = part.usage;
             break;
         }
@@ -188,7 +208,10 @@ export async function runChatCompletion(
       yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
       return;
     }
-    yield { data: chunk({}, toOpenAIFinishReason(finishReason)) };
+    for (let choice = 0; choice < choiceCount; choice++) {
+      const reason = finishReasons[choice] ?? finishReasons[0] ?? "stop";
+      yield { data: chunk({}, choice, toOpenAIFinishReason(reason)) };
+    }
     const usage = state.usage ?? (await ownCount());
     state.usage = usage;
     const { costMicros } = await context.settle({ tokens: usage });

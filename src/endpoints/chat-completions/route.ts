@@ -19,6 +19,7 @@ export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest
   body: ChatCompletionRequest,
   response: ChatCompletionResponse,
   dialect: "gateway",
+  nullMeansAbsent: true,
   validateForModel: validateChatRequest,
   estimateCost: estimateChatCost,
   outputCap: { of: outputCap, with: withOutputCap },

@@ -85,7 +85,14 @@ export const ChatCompletionRequest = Type.Object(
     stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 })])),
     presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, default: 0 })),
     frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, default: 0 })),
-    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1 })),
+    n: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 128,
+        description:
+          "Choices to generate (each billed); above 1 only where the model's vendor can (`capabilities.max_choices`).",
+      }),
+    ),
     seed: Type.Optional(Type.Integer()),
     tools: Type.Optional(
       Type.Array(

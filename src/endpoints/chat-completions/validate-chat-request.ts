@@ -1,7 +1,8 @@
 /**
  * @module endpoints/chat-completions/validate-chat-request
  * Rules of a chat request the schema cannot say: no option the gateway cannot bill
- * (`request-fields.ts`), `tool_call_id` belongs to `tool` messages only, a `tool` message answers
+ * (`request-fields.ts`), `n` no larger than the model's vendor serves (`max_choices`, 1 when the
+ * catalog says nothing), `tool_call_id` belongs to `tool` messages only, a `tool` message answers
  * a call made earlier in the conversation, and image input needs a model that can see.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
@@ -17,8 +18,20 @@ function invalid(param: string, detail: string): never {
   );
 }
 
+/** Refuses more choices than the model's vendor returns for one request. */
+function checkChoices(body: ChatCompletionRequest, model: CatalogModel): void {
+  const most = model.capabilities?.max_choices ?? 1;
+  if (body.n === undefined || body.n <= most) return;
+  const detail =
+    most === 1
+      ? `is refused above 1: the vendor of '${model.id}' returns one choice per request.`
+      : `is refused above ${most}: the vendor of '${model.id}' returns at most ${most} choices per request.`;
+  throw new GatewayError("unsupported_parameter", { param: "n", detail }, { param: "n" });
+}
+
 export function validateChatRequest(body: ChatCompletionRequest, model: CatalogModel): void {
   refuseUnbilledOptions(body);
+  checkChoices(body, model);
   const calls = new Set<string>();
   body.messages.forEach((message, index) => {
     if (message.role !== "tool" && "tool_call_id" in message) {

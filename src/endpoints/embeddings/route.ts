@@ -23,6 +23,7 @@ export const embeddingsEndpoint: ModelEndpoint<typeof EmbeddingRequest> = {
   body: EmbeddingRequest,
   response: EmbeddingResponse,
   dialect: "gateway",
+  nullMeansAbsent: true,
   validateForModel: validateEmbeddingRequest,
   estimateCost: estimateEmbeddingCost,
   run: runEmbeddings,

@@ -24,7 +24,7 @@ import {
 } from "./image-options.ts";
 import { OpenAIImageRequest } from "./schema.ts";
 
-const validateSchema = compileValidator(OpenAIImageRequest);
+const validateSchema = compileValidator(OpenAIImageRequest, { nullMeansAbsent: true });
 
 const DEFAULT_SIZE: ImageSize = { width: 1024, height: 1024 };
 /** The quality of GPT-image's token table used to count pictures of models priced per picture. */

@@ -21,6 +21,7 @@ import type {
 } from "../../spec/index.ts";
 import { formatWarning } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
+import { chatModelRules } from "../chat-model-rules.ts";
 import { buildMessagesResponse } from "./build-messages-response.ts";
 import { convertMessagesRequest } from "./convert-messages-request.ts";
 import { countMessagesTokens } from "./estimate-messages-cost.ts";
@@ -137,6 +138,8 @@ export async function runMessages(
       if (!chatModel)
         throw new GatewayError("provider_not_configured", { model: context.model.id });
       const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
+      const rules = chatModelRules(context.model);
+      if (rules) options.modelRules = rules;
       if (context.model.capabilities?.reasoning === false) dropReasoning(options, warnings);
       if (capped !== undefined) {
         warnings.push(capWarning);

@@ -9,6 +9,7 @@ import { isModelAllowed } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { SANDBOX_HEADER, vendorNotConfigured } from "../../http/model-availability.ts";
 import type { ModelEndpoint } from "../../http/model-endpoint.ts";
+import { modelNotFound } from "../../http/model-not-found.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 import { orderRoutes } from "../../routing/index.ts";
@@ -51,8 +52,13 @@ export function registerCountTokensRoute(app: FastifyInstance, services: Service
     body: CountTokensRequest,
     async handler({ body, caller, request, reply }) {
       const model = services.catalog.resolve(body.model, caller.key?.modelAliases);
-      if (!model)
-        throw new GatewayError("model_not_found", { model: body.model }, { param: "model" });
+      if (!model) {
+        throw modelNotFound(services.catalog, {
+          requested: body.model,
+          allowlist: caller.key?.models ?? [],
+          kinds: ["chat"],
+        });
+      }
       if (model.endpoint !== "chat") {
         throw new GatewayError("endpoint_model_mismatch", {
           model: model.id,

@@ -6,8 +6,8 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { type CatalogModel, isModelAllowed } from "../../catalog/index.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { unavailableReason } from "../../http/model-availability.ts";
+import { modelNotFound } from "../../http/model-not-found.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { Services } from "../../http/services.ts";
 
@@ -101,7 +101,10 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
     async handler({ caller, params, request }) {
       const model = services.catalog.get(params.id ?? "");
       if (!model || !isModelAllowed(caller.key?.models ?? [], model.id)) {
-        throw new GatewayError("model_not_found", { model: params.id });
+        throw modelNotFound(services.catalog, {
+          requested: params.id ?? "",
+          allowlist: caller.key?.models ?? [],
+        });
       }
       return request.headers["anthropic-version"] !== undefined
         ? toAnthropicModel(model)

@@ -22,6 +22,9 @@ export const speechEndpoint: ModelEndpoint<typeof SpeechRequest> = {
   body: SpeechRequest,
   responseContentType: "audio/mpeg",
   dialect: "gateway",
+  nullMeansAbsent: true,
+  // Spec 7: an unsupported model (a chat model or an unknown one) is a 400 on speech.
+  unknownModel: "endpoint_model_mismatch",
   validateForModel: (body, model) => {
     planSpeech(body, model);
   },

@@ -31,7 +31,6 @@ describe("convertToAnthropicRequest", () => {
       options({
         maxOutputTokens: 50,
         temperature: 1.6,
-        topP: 0.9,
         stop: ["END"],
         presencePenalty: 0.5,
         frequencyPenalty: 0.5,
@@ -44,7 +43,6 @@ describe("convertToAnthropicRequest", () => {
     expect(body).toMatchObject({
       max_tokens: 50,
       temperature: 1,
-      top_p: 0.9,
       top_k: 20,
       stop_sequences: ["END"],
       metadata: { user_id: "user-42" },
@@ -60,6 +58,65 @@ describe("convertToAnthropicRequest", () => {
       { type: "unsupported", setting: "presence_penalty" },
       { type: "unsupported", setting: "frequency_penalty" },
       { type: "unsupported", setting: "seed" },
+    ]);
+  });
+
+  it("sends top_p alone, and temperature rather than both (newer Claude models refuse both)", () => {
+    expect(convertToAnthropicRequest(options({ topP: 0.9 }), false).body.top_p).toBe(0.9);
+    const { body, warnings } = convertToAnthropicRequest(
+      options({ temperature: 0.5, topP: 0.9 }),
+      false,
+    );
+    expect(body.temperature).toBe(0.5);
+    expect(body).not.toHaveProperty("top_p");
+    expect(warnings).toEqual([
+      {
+        type: "unsupported",
+        setting: "top_p",
+        details: "dropped: Anthropic takes temperature or top_p, not both",
+      },
+    ]);
+  });
+
+  it("keeps max_tokens with the thinking budget within the model's output limit", () => {
+    const thinking = { type: "enabled", budget_tokens: 2048 };
+    const within = convertToAnthropicRequest(
+      options({
+        maxOutputTokens: 64_000,
+        modelRules: { outputLimit: 64_000 },
+        extraBody: { thinking },
+      }),
+      false,
+    );
+    expect(within.body).toMatchObject({ max_tokens: 64_000, thinking });
+    expect(within.warnings).toEqual([expect.objectContaining({ setting: "max_tokens" })]);
+    const squeezed = convertToAnthropicRequest(
+      options({
+        maxOutputTokens: 1_500,
+        modelRules: { outputLimit: 1_500 },
+        extraBody: { thinking: { type: "enabled", budget_tokens: 4096 } },
+      }),
+      false,
+    );
+    expect(squeezed.body).toMatchObject({
+      max_tokens: 1_500,
+      thinking: { type: "enabled", budget_tokens: 1_499 },
+    });
+    const dropped = convertToAnthropicRequest(
+      options({
+        modelRules: { outputLimit: 1_000 },
+        maxOutputTokens: 1_000,
+        extraBody: { thinking },
+      }),
+      false,
+    );
+    expect(dropped.body.max_tokens).toBe(1_000);
+    expect(dropped.body).not.toHaveProperty("thinking");
+  });
+
+  it("warns that more than one choice is not served", () => {
+    expect(convertToAnthropicRequest(options({ choiceCount: 2 }), false).warnings).toEqual([
+      { type: "unsupported", setting: "n", details: "one choice per request" },
     ]);
   });
 

@@ -3,10 +3,15 @@
  * Builds the Messages API request body from normalized call options, with a warning for every
  * setting that is changed or dropped:
  * - `max_tokens` is required: `maxOutputTokens`, else {@link DEFAULT_MAX_TOKENS} (with thinking
- *   on, the thinking budget is added on top, since it is spent out of `max_tokens`);
+ *   on, the thinking budget is added on top, since it is spent out of `max_tokens`, up to the
+ *   model's output limit `modelRules.outputLimit`, which Anthropic refuses to exceed; a budget
+ *   that does not fit below it is lowered, or thinking dropped when under Anthropic's minimum);
  * - `stop` → `stop_sequences`, `topP` → `top_p`, `user` → `metadata.user_id`;
  * - `temperature` above Anthropic's maximum of 1 is clamped (compatibility warning);
- * - presence/frequency penalties and `seed` are unsupported (warnings);
+ * - `top_p` is dropped when `temperature` is set too (Anthropic's newer models refuse both
+ *   together: "`temperature` and `top_p` cannot both be specified for this model");
+ * - presence/frequency penalties, `seed` and more than one choice (`n`) are unsupported
+ *   (warnings);
  * - JSON output: Anthropic has no JSON mode, so a system instruction asks for a single JSON
  *   object (matching the schema for `json_schema`) and the assistant turn is prefilled with `{`
  *   (not with tools or thinking, where a prefill is not possible); the caller prepends the
@@ -52,6 +57,27 @@ function thinkingBudget(thinking: Record<string, unknown> | undefined): number {
     : 0;
 }
 
+/** Anthropic's smallest thinking budget. */
+const MIN_THINKING_BUDGET = 1_024;
+
+/** Lowers `max_tokens` to the model's limit, keeping a thinking budget below it (or none). */
+function fitOutputLimit(body: AnthropicRequestBody, limit: number, warnings: CallWarning[]): void {
+  body.max_tokens = limit;
+  warnings.push({
+    type: "compatibility",
+    setting: "max_tokens",
+    details: `the cap with the thinking budget was lowered to ${limit}, the model's limit`,
+  });
+  const budget = thinkingBudget(body.thinking);
+  if (budget < limit) return;
+  if (limit - 1 >= MIN_THINKING_BUDGET) {
+    body.thinking = { ...body.thinking, budget_tokens: limit - 1 };
+  } else {
+    delete body.thinking;
+    warnings.push({ type: "unsupported", setting: "thinking", details: "no room for a budget" });
+  }
+}
+
 export function convertToAnthropicRequest(
   options: ChatCallOptions,
   stream: boolean,
@@ -72,8 +98,21 @@ export function convertToAnthropicRequest(
     messages: prompt.messages,
   };
   if (thinking) body.thinking = thinking;
+  const limit = options.modelRules?.outputLimit;
+  if (limit !== undefined && body.max_tokens > limit) fitOutputLimit(body, limit, warnings);
 
-  const sampling = { temperature: options.temperature, top_p: options.topP, top_k };
+  const both = options.temperature !== undefined && options.topP !== undefined;
+  const sampling = {
+    temperature: options.temperature,
+    top_p: both ? undefined : options.topP,
+    top_k,
+  };
+  if (both && !thinkingOn)
+    warnings.push({
+      type: "unsupported",
+      setting: "top_p",
+      details: "dropped: Anthropic takes temperature or top_p, not both",
+    });
   for (const [setting, value] of Object.entries(sampling)) {
     if (value === undefined || value === null) continue;
     if (thinkingOn) {
@@ -97,6 +136,8 @@ export function convertToAnthropicRequest(
     warnings.push({ type: "unsupported", setting: "frequency_penalty" });
   }
   if (options.seed !== undefined) warnings.push({ type: "unsupported", setting: "seed" });
+  if ((options.choiceCount ?? 1) > 1)
+    warnings.push({ type: "unsupported", setting: "n", details: "one choice per request" });
   if (options.user) body.metadata = { user_id: options.user };
 
   const tools = prepareAnthropicTools({

@@ -6,11 +6,13 @@
  * like tool parameters). `reasoning_effort` from `extraBody` becomes `thinkingConfig` with the
  * budgets of Google's own OpenAI-compatible endpoint (none 0, low 1024, medium 8192, high 24576),
  * asking for thought summaries unless it is `none`. Settings Gemini has no place for (`user`,
- * other `extraBody` fields) are dropped with a warning.
+ * more than one choice, other `extraBody` fields) are dropped with a warning, and so are the
+ * sampling settings the model takes only at their default (`modelRules.fixedSampling`: Gemini
+ * 2.5 and later refuse penalties, "Penalty is not enabled for models/…").
  * @see https://ai.google.dev/api/generate-content#v1beta.GenerationConfig
  * @see https://ai.google.dev/gemini-api/docs/openai#thinking
  */
-import type { CallWarning, ChatCallOptions } from "../../spec/index.ts";
+import type { CallWarning, ChatCallOptions, SamplingSetting } from "../../spec/index.ts";
 import { convertJsonSchemaToGemini } from "./convert-json-schema-to-gemini.ts";
 import { convertToGeminiContents } from "./convert-to-gemini-contents.ts";
 import { prepareGeminiTools } from "./gemini-prepare-tools.ts";
@@ -54,9 +56,17 @@ export function convertToGeminiRequest(options: ChatCallOptions): GeminiRequest 
   const set = (key: string, value: unknown) => {
     if (value !== undefined) config[key] = value;
   };
+  const fixed = options.modelRules?.fixedSampling ?? [];
+  /** A sampling value, unless the model takes that setting only at its default. */
+  const sampling = (setting: SamplingSetting, value: number | undefined, fallback: number) => {
+    if (value === undefined || !fixed.includes(setting)) return value;
+    if (value !== fallback)
+      warnings.push({ type: "unsupported", setting, details: "the model takes only its default" });
+    return undefined;
+  };
   set("maxOutputTokens", options.maxOutputTokens);
-  set("temperature", options.temperature);
-  set("topP", options.topP);
+  set("temperature", sampling("temperature", options.temperature, 1));
+  set("topP", sampling("top_p", options.topP, 1));
   if (options.stop?.length) {
     if (options.stop.length > MAX_STOP_SEQUENCES)
       warnings.push({
@@ -66,8 +76,8 @@ export function convertToGeminiRequest(options: ChatCallOptions): GeminiRequest 
       });
     config.stopSequences = options.stop.slice(0, MAX_STOP_SEQUENCES);
   }
-  set("presencePenalty", options.presencePenalty);
-  set("frequencyPenalty", options.frequencyPenalty);
+  set("presencePenalty", sampling("presence_penalty", options.presencePenalty, 0));
+  set("frequencyPenalty", sampling("frequency_penalty", options.frequencyPenalty, 0));
   set("seed", options.seed);
   const format = options.responseFormat;
   if (format?.type === "json_object" || format?.type === "json_schema") {
@@ -77,6 +87,8 @@ export function convertToGeminiRequest(options: ChatCallOptions): GeminiRequest 
     if (schema) config.responseSchema = schema;
   }
   if (options.user !== undefined) warnings.push({ type: "unsupported", setting: "user" });
+  if ((options.choiceCount ?? 1) > 1)
+    warnings.push({ type: "unsupported", setting: "n", details: "one choice per request" });
   for (const [key, value] of Object.entries(options.extraBody ?? {})) {
     if (key === "reasoning_effort") set("thinkingConfig", thinkingConfig(value, warnings));
     else warnings.push({ type: "unsupported", setting: key });

@@ -4,7 +4,14 @@
  * the normalized options do not model (`extraBody`), only those this protocol knows are passed
  * on (`CHAT_EXTRA_FIELDS` of src/spec); any other is dropped with an unsupported warning, so nothing
  * reaches the vendor that the gateway did not decide to send.
+ *
+ * The model's rules (`modelRules`, from the catalog) shape the body as its vendor requires: the
+ * output cap goes in `max_completion_tokens` where `max_tokens` is refused (OpenAI's o-series and
+ * GPT-5 family), and the sampling settings the model takes only at their default (temperature
+ * and top_p 1, no penalties, no logprobs) are not sent otherwise (each dropped with a warning).
+ * `choiceCount` above 1 is sent as `n`.
  * @see https://platform.openai.com/docs/api-reference/chat/create
+ * @see https://platform.openai.com/docs/guides/reasoning
  */
 import {
   type CallWarning,
@@ -12,6 +19,7 @@ import {
   type ChatCallOptions,
   type ChatContentPart,
   type ChatMessage,
+  type SamplingSetting,
 } from "../../spec/index.ts";
 
 export interface OpenAIRequest {
@@ -70,11 +78,44 @@ export function convertToOpenAIMessage(message: ChatMessage): Record<string, unk
   }
 }
 
+/** The extra fields that go with `logprobs`, refused with it. */
+const LOGPROB_FIELDS = ["logprobs", "top_logprobs", "logit_bias"];
+
+const FIXED_SAMPLING = "the model takes only its default";
+
+/** Sampling settings and their defaults. */
+const SAMPLING_DEFAULTS = { temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0 };
+type Sampling = Partial<Record<keyof typeof SAMPLING_DEFAULTS, number>>;
+
+/**
+ * What is sent of the settings a model takes only at their default: temperature and top_p at
+ * 1, never a penalty; any other value is left out with a warning.
+ */
+function fixedSampling(
+  sampling: Sampling,
+  fixed: readonly SamplingSetting[],
+  warnings: CallWarning[],
+): Sampling {
+  const sent: Sampling = { ...sampling };
+  for (const setting of Object.keys(SAMPLING_DEFAULTS) as Array<keyof Sampling>) {
+    const value = sampling[setting];
+    if (value === undefined || !fixed.includes(setting)) continue;
+    if (value !== SAMPLING_DEFAULTS[setting])
+      warnings.push({ type: "unsupported", setting, details: FIXED_SAMPLING });
+    if (value !== SAMPLING_DEFAULTS[setting] || setting.endsWith("_penalty")) delete sent[setting];
+  }
+  return sent;
+}
+
 export function convertToOpenAIRequest(options: ChatCallOptions, stream: boolean): OpenAIRequest {
   const warnings: CallWarning[] = [];
   const body: Record<string, unknown> = {};
+  const rules = options.modelRules;
+  const fixed = rules?.fixedSampling ?? [];
   for (const [key, value] of Object.entries(options.extraBody ?? {})) {
-    if (CHAT_EXTRA_FIELDS.has(key)) body[key] = value;
+    if (fixed.includes("logprobs") && LOGPROB_FIELDS.includes(key) && value !== false)
+      warnings.push({ type: "unsupported", setting: key, details: FIXED_SAMPLING });
+    else if (CHAT_EXTRA_FIELDS.has(key)) body[key] = value;
     else warnings.push({ type: "unsupported", setting: key });
   }
   body.model = options.upstreamModel;
@@ -82,14 +123,22 @@ export function convertToOpenAIRequest(options: ChatCallOptions, stream: boolean
   const set = (key: string, value: unknown) => {
     if (value !== undefined) body[key] = value;
   };
-  set("max_tokens", options.maxOutputTokens);
-  set("temperature", options.temperature);
-  set("top_p", options.topP);
+  const requested: Sampling = {
+    temperature: options.temperature,
+    top_p: options.topP,
+    presence_penalty: options.presencePenalty,
+    frequency_penalty: options.frequencyPenalty,
+  };
+  const sampling = fixed.length ? fixedSampling(requested, fixed, warnings) : requested;
+  set(rules?.outputCapField ?? "max_tokens", options.maxOutputTokens);
+  set("temperature", sampling.temperature);
+  set("top_p", sampling.top_p);
   set("stop", options.stop);
-  set("presence_penalty", options.presencePenalty);
-  set("frequency_penalty", options.frequencyPenalty);
+  set("presence_penalty", sampling.presence_penalty);
+  set("frequency_penalty", sampling.frequency_penalty);
   set("seed", options.seed);
   set("user", options.user);
+  if (options.choiceCount !== undefined && options.choiceCount > 1) body.n = options.choiceCount;
   if (options.tools?.length) {
     body.tools = options.tools.map((tool) => ({
       type: "function",

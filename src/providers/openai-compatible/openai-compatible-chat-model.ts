@@ -2,10 +2,13 @@
  * @module providers/openai-compatible/openai-compatible-chat-model
  * Chat adapter for every OpenAI-compatible upstream (OpenAI, DeepSeek, DashScope compatible
  * mode, Groq, Mistral, xAI, vLLM, Ollama...). Near pass-through: the model name is mapped and
- * usage is always requested in streams.
+ * usage is always requested in streams. With `n` above 1 every choice is read, in the body and
+ * in the stream (where deltas carry their choice's index).
  */
 import type {
   ChatCallOptions,
+  ChatChoice,
+  ChatFinishReason,
   ChatModel,
   ChatResult,
   ChatStreamPart,
@@ -36,15 +39,22 @@ interface OpenAIChoiceMessage {
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
 }
 
+interface OpenAICompletionChoice {
+  index?: number;
+  message?: OpenAIChoiceMessage;
+  finish_reason?: string;
+}
+
 interface OpenAICompletion {
   id?: string;
-  choices?: Array<{ message?: OpenAIChoiceMessage; finish_reason?: string }>;
+  choices?: OpenAICompletionChoice[];
   usage?: unknown;
 }
 
 interface OpenAIChunk {
   id?: string;
   choices?: Array<{
+    index?: number;
     delta?: {
       content?: string | null;
       reasoning_content?: string | null;
@@ -95,18 +105,15 @@ export class OpenAICompatibleChatModel implements ChatModel {
     const { response, warnings } = await this.#post(options, false);
     return readJsonObject(response, options.abortSignal, (answer) => {
       const body = answer as OpenAICompletion;
-      const choice = body.choices?.[0];
-      const message = choice?.message ?? {};
+      const choices = (body.choices ?? [])
+        .map((choice, position) => ({ choice, index: choice.index ?? position }))
+        .sort((a, b) => a.index - b.index)
+        .map(({ choice }) => readChoice(choice));
+      const first = choices[0] ?? readChoice(undefined);
       return {
         id: body.id,
-        text: message.content ?? null,
-        ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
-        toolCalls: (message.tool_calls ?? []).map((call) => ({
-          id: call.id,
-          name: call.function.name,
-          arguments: call.function.arguments,
-        })),
-        finishReason: mapOpenAIFinishReason(choice?.finish_reason),
+        ...first,
+        ...((options.choiceCount ?? 1) > 1 ? { choices } : {}),
         usage: convertOpenAIUsage(body.usage),
         upstreamRequestId: headerValue(response.headers, "x-request-id"),
         warnings,
@@ -120,9 +127,10 @@ export class OpenAICompatibleChatModel implements ChatModel {
     const signal = options.abortSignal;
     return (async function* (): AsyncGenerator<ChatStreamPart> {
       yield { type: "stream-start", warnings, upstreamRequestId };
-      let finishReason: string | null | undefined;
+      const finishReasons: ChatFinishReason[] = [];
       let usage: TokenUsage | undefined;
-      const toolCalls = new Map<number, ChatToolCall>();
+      /** Tool calls started, by `<choice>:<index>`. */
+      const toolCalls = new Map<string, ChatToolCall>();
       try {
         let done = false;
         for await (const event of decodeSse(response.body)) {
@@ -152,42 +160,76 @@ export class OpenAICompatibleChatModel implements ChatModel {
           }
           usage = convertOpenAIUsage(chunk.usage) ?? usage;
           for (const choice of chunk.choices ?? []) {
+            const index = choice.index ?? 0;
+            // The first choice's parts carry no index, as when only one was asked for.
+            const of = index === 0 ? {} : { choice: index };
             const delta = choice.delta ?? {};
             if (delta.reasoning_content)
-              yield { type: "reasoning-delta", delta: delta.reasoning_content };
-            if (delta.content) yield { type: "text-delta", delta: delta.content };
+              yield { type: "reasoning-delta", delta: delta.reasoning_content, ...of };
+            if (delta.content) yield { type: "text-delta", delta: delta.content, ...of };
             for (const call of delta.tool_calls ?? []) {
-              if (!toolCalls.has(call.index)) {
+              const key = `${index}:${call.index}`;
+              if (!toolCalls.has(key)) {
                 const started = {
                   id: call.id ?? `call_${call.index}`,
                   name: call.function?.name ?? "",
                   arguments: "",
                 };
-                toolCalls.set(call.index, started);
+                toolCalls.set(key, started);
                 yield {
                   type: "tool-call-start",
                   index: call.index,
                   id: started.id,
                   name: started.name,
+                  ...of,
                 };
               }
               const fragment = call.function?.arguments;
               if (fragment)
-                yield { type: "tool-call-delta", index: call.index, argumentsDelta: fragment };
+                yield {
+                  type: "tool-call-delta",
+                  index: call.index,
+                  argumentsDelta: fragment,
+                  ...of,
+                };
             }
-            if (choice.finish_reason) finishReason = choice.finish_reason;
+            if (choice.finish_reason)
+              finishReasons[index] = mapOpenAIFinishReason(choice.finish_reason);
           }
         }
       } catch (error) {
         throw toUpstreamError(error, signal);
       }
-      if (finishReason === undefined) {
+      const first = finishReasons[0];
+      if (first === undefined) {
         throw new UpstreamError({
           kind: "protocol",
           message: "Upstream stream ended before it finished.",
         });
       }
-      yield { type: "finish", finishReason: mapOpenAIFinishReason(finishReason), usage };
+      const several = finishReasons.length > 1 || (options.choiceCount ?? 1) > 1;
+      yield {
+        type: "finish",
+        finishReason: first,
+        ...(several
+          ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) }
+          : {}),
+        usage,
+      };
     })();
   }
+}
+
+function readChoice(choice: OpenAICompletionChoice | undefined): ChatChoice {
+  const message = choice?.message ?? {};
+  return {
+    text: message.content ?? null,
+    ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+    toolCalls: (message.tool_calls ?? []).map((call) => ({
+      id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+    })),
+    finishReason: mapOpenAIFinishReason(choice?.finish_reason),
+  };
 }
