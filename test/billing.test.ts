@@ -97,8 +97,9 @@ describe("billing through the pipeline", () => {
   });
 
   it("holds no overdraft under 200 concurrent requests against a balance that covers 50", async () => {
-    // Every request is identical and slow upstream, so all 200 are in flight together.
-    const body = chat("[[sandbox:delay=400]] concurrent", { max_tokens: 24 });
+    // Every request is identical and slow upstream (long enough for a loaded machine to send
+    // all of them first), so all 200 are in flight together.
+    const body = chat("[[sandbox:delay=2000]] concurrent", { max_tokens: 24 });
     const probe = await gateway.request("/v1/chat/completions", {
       key: gateway.adminKey,
       json: body,

@@ -127,11 +127,11 @@ describe("picture bounds", () => {
         prompt: "many pictures",
         size: "3840x2160",
         output_format: "jpeg",
-        n: 2,
+        n: 4,
       }),
     });
     // Wait until the drawing has begun, then ask for the counters in between pictures.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 50));
     let heavyDone = false;
     void heavy.then(() => {
       heavyDone = true;
@@ -141,7 +141,7 @@ describe("picture bounds", () => {
     expect(heavyDone).toBe(false);
     const answer = await heavy;
     expect(answer.status).toBe(200);
-    expect(((await answer.json()) as { data: unknown[] }).data).toHaveLength(2);
+    expect(((await answer.json()) as { data: unknown[] }).data).toHaveLength(4);
   });
 });
 

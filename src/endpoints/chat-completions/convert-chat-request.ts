@@ -103,6 +103,16 @@ function convertTool(
   };
 }
 
+/** The spec's default of `temperature` and `top_p` (2.1). */
+export const SPEC_SAMPLING_DEFAULT = 1;
+
+function defaultSampling(
+  setting: "temperature" | "top_p",
+  rules: ChatModelRules | undefined,
+): number | undefined {
+  return rules?.fixedSampling?.includes(setting) ? undefined : SPEC_SAMPLING_DEFAULT;
+}
+
 export function convertChatRequest(
   body: ChatCompletionRequest,
   upstreamModel: string,
@@ -114,8 +124,10 @@ export function convertChatRequest(
     upstreamModel,
     messages: body.messages.map(convertMessage),
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
-    temperature: body.temperature,
-    topP: body.top_p,
+    // Spec 2.1: both default to 1, sent so no vendor's own lower default applies; never to a
+    // model that takes only its fixed sampling (OpenAI's reasoning models refuse them).
+    temperature: body.temperature ?? defaultSampling("temperature", modelRules),
+    topP: body.top_p ?? defaultSampling("top_p", modelRules),
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,
     presencePenalty: body.presence_penalty,
     frequencyPenalty: body.frequency_penalty,

@@ -1,7 +1,8 @@
 /**
  * @module endpoints/system/routes
  * Health (`/healthz`: the process is up), readiness (`/readyz`: the database answers and the
- * gateway is not draining) and the OpenAPI document.
+ * gateway is not draining) and the OpenAPI document, each at the root and under `/v1` (spec 9:
+ * every path carries the prefix; probes and tools that expect the root keep working).
  */
 import type { FastifyInstance } from "fastify";
 import { GatewayError } from "../../errors/index.ts";
@@ -18,9 +19,30 @@ export function registerSystemRoutes(
   services: Services,
   lifecycle: Lifecycle,
 ): void {
+  // Built on first request, once every route has registered its schemas.
+  let document: Record<string, unknown> | undefined;
+  const openApi = () =>
+    (document ??= buildOpenApiDocument(app.routeDocs, services.config.server.public_url));
+  for (const prefix of ["", "/v1"])
+    registerSystemRoutesAt(app, services, { lifecycle, openApi, prefix });
+}
+
+function registerSystemRoutesAt(
+  app: FastifyInstance,
+  services: Services,
+  {
+    lifecycle,
+    openApi,
+    prefix,
+  }: {
+    lifecycle: Lifecycle;
+    openApi: () => Record<string, unknown>;
+    prefix: string;
+  },
+): void {
   registerRoute(app, services, {
     method: "GET",
-    path: "/healthz",
+    path: `${prefix}/healthz`,
     summary: "Liveness: the process answers.",
     tags: ["system"],
     auth: "none",
@@ -31,7 +53,7 @@ export function registerSystemRoutes(
 
   registerRoute(app, services, {
     method: "GET",
-    path: "/readyz",
+    path: `${prefix}/readyz`,
     summary: "Readiness: the database answers and the gateway is not shutting down.",
     tags: ["system"],
     auth: "none",
@@ -42,16 +64,14 @@ export function registerSystemRoutes(
     },
   });
 
-  let document: Record<string, unknown> | undefined;
   registerRoute(app, services, {
     method: "GET",
-    path: "/openapi.json",
+    path: `${prefix}/openapi.json`,
     summary: "This API's OpenAPI 3.1 document.",
     tags: ["system"],
     auth: "none",
     async handler() {
-      document ??= buildOpenApiDocument(app.routeDocs, services.config.server.public_url);
-      return document;
+      return openApi();
     },
   });
 }

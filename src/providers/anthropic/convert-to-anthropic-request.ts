@@ -78,6 +78,9 @@ function fitOutputLimit(body: AnthropicRequestBody, limit: number, warnings: Cal
   }
 }
 
+/** The neutral value of `temperature` and `top_p`. */
+const NEUTRAL = 1;
+
 export function convertToAnthropicRequest(
   options: ChatCallOptions,
   stream: boolean,
@@ -101,10 +104,15 @@ export function convertToAnthropicRequest(
   const limit = options.modelRules?.outputLimit;
   if (limit !== undefined && body.max_tokens > limit) fitOutputLimit(body, limit, warnings);
 
-  const both = options.temperature !== undefined && options.topP !== undefined;
+  // A value of 1 is Anthropic's own default (and the chat spec's): it says nothing, so it is
+  // left out rather than crowding out the other setting or drawing a thinking warning.
+  const temperature = options.temperature === NEUTRAL ? undefined : options.temperature;
+  const topP = options.topP === NEUTRAL ? undefined : options.topP;
+  const both = temperature !== undefined && topP !== undefined;
   const sampling = {
-    temperature: options.temperature,
-    top_p: both ? undefined : options.topP,
+    temperature:
+      temperature ?? (topP === undefined && !thinkingOn ? options.temperature : undefined),
+    top_p: both ? undefined : topP,
     top_k,
   };
   if (both && !thinkingOn)
