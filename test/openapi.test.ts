@@ -86,6 +86,9 @@ describe("the OpenAPI document", () => {
       "get /healthz",
       "get /openapi.json",
       "get /readyz",
+      "get /v1/healthz",
+      "get /v1/openapi.json",
+      "get /v1/readyz",
       "post /v1/account/login",
       "post /v1/account/register",
     ]);
