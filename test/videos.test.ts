@@ -151,6 +151,8 @@ describe("video tasks", () => {
     const { task } = await follow(id);
     expect(task.status).toBe("succeeded");
     expect(task.content?.video_url).toBeTruthy();
+    expect(task.usage).toMatchObject({ output_video_duration: 5, video_count: 1 });
+    expect(task).toHaveProperty("seed");
     const mp4 = parseMp4(
       new Uint8Array(await (await fetch(task.content!.video_url)).arrayBuffer()),
     );
@@ -170,6 +172,8 @@ describe("video tasks", () => {
     const { task } = await follow(id);
     expect(task.status).toBe("succeeded");
     expect(task.billing).toMatchObject({ state: "settled", cost_micros: 150_000 });
+    expect(task.usage).toBeTruthy();
+    expect(task).toHaveProperty("seed");
     const mp4 = parseMp4(
       new Uint8Array(await (await fetch(task.content!.video_url)).arrayBuffer()),
     );
