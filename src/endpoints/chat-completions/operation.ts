@@ -9,16 +9,15 @@ import { GatewayError } from "../../errors/index.ts";
 import { droppedFieldWarnings } from "../../http/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
-  CallWarning,
   ChatCallOptions,
   ChatFinishReason,
   ChatMessage,
   ChatStreamPart,
   TokenUsage,
 } from "../../spec/index.ts";
-import { formatWarning } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
@@ -56,12 +55,6 @@ function chatModelFor(
   const chatModel = context.services.providers.chatModel(route);
   if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
   return chatModel;
-}
-
-function warningHeaders(warnings: CallWarning[]): Record<string, string> {
-  return warnings.length
-    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ").slice(0, 4000) }
-    : {};
 }
 
 export async function runChatCompletion(

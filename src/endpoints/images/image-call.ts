@@ -7,13 +7,7 @@ import type { ResolvedRoute } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext } from "../../http/model-endpoint.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
-import {
-  type CallWarning,
-  formatWarning,
-  type ImageModel,
-  type ImageResult,
-  UpstreamError,
-} from "../../spec/index.ts";
+import { type ImageModel, type ImageResult, UpstreamError } from "../../spec/index.ts";
 
 export async function callImageModel(
   context: OperationContext,
@@ -48,10 +42,4 @@ export function keepVendorRateLimitCode(error: unknown): unknown {
         : { headers: { "retry-after": String(error.retryAfterSeconds) } }),
     },
   );
-}
-
-export function warningHeaders(warnings: readonly CallWarning[]): Record<string, string> {
-  return warnings.length > 0
-    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ") }
-    : {};
 }

@@ -8,8 +8,9 @@
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import { compileValidator } from "../../http/validate.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import type { CallWarning, ImageResult, ImageSize, ImageTokenUsage } from "../../spec/index.ts";
-import { callImageModel, warningHeaders } from "./image-call.ts";
+import { callImageModel } from "./image-call.ts";
 import {
   countImageTokens,
   type ImageJob,

@@ -9,8 +9,9 @@ import type { CatalogModel } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import { compileValidator } from "../../http/validate.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import type { ImageSize } from "../../spec/index.ts";
-import { callImageModel, keepVendorRateLimitCode, warningHeaders } from "./image-call.ts";
+import { callImageModel, keepVendorRateLimitCode } from "./image-call.ts";
 import { type ImageJob, settleImageUsage } from "./image-cost.ts";
 import { PictorRequest } from "./schema.ts";
 

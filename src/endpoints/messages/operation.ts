@@ -9,6 +9,7 @@ import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { SseFrame } from "../../http/sse.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -19,7 +20,6 @@ import type {
   PassthroughStream,
   TokenUsage,
 } from "../../spec/index.ts";
-import { formatWarning } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { buildMessagesResponse } from "./build-messages-response.ts";
@@ -81,12 +81,6 @@ type Attempt =
       options: ChatCallOptions;
       warnings: CallWarning[];
     };
-
-function warningHeaders(warnings: CallWarning[]): Record<string, string> {
-  return warnings.length
-    ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ").slice(0, 4000) }
-    : {};
-}
 
 async function estimatedUsage(body: MessagesRequest, outputTokens: number): Promise<TokenUsage> {
   return {

@@ -9,8 +9,9 @@
 import { GatewayError } from "../../errors/index.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../http/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
+import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
-import { formatWarning, type SpeechResult } from "../../spec/index.ts";
+import type { SpeechResult } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
 import { countCharacters, speechUsage } from "./estimate-speech-cost.ts";
 import { planSpeech } from "./plan-speech.ts";
@@ -103,9 +104,7 @@ export async function runSpeech(
     headers: {
       "x-switchyard-voice": headerSafe(plan.voice.voice),
       "x-switchyard-characters": String(countCharacters(body.input)),
-      ...(warnings.length
-        ? { "x-switchyard-warnings": warnings.map(formatWarning).join("; ") }
-        : {}),
+      ...warningHeaders(warnings),
     },
   };
 }
