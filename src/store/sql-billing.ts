@@ -151,6 +151,29 @@ export function hotQueries(db: Kysely<Database>) {
 }
 export type Queries = ReturnType<typeof hotQueries>;
 
+/**
+ * What `accountId` may still hold: its balance less the holds in the table and, for a database
+ * only this process writes, the holds in memory (but the one of `exceptRequestId`). Read inside
+ * a transaction body.
+ */
+export function* availableFor(
+  q: Queries,
+  accountId: string,
+  book: HoldBook | undefined,
+  exceptRequestId?: string,
+) {
+  const [account] = (yield q.available({ accountId })) as Array<{
+    balance_micros: number;
+    held_micros: number;
+  }>;
+  if (!account) return 0;
+  return (
+    Number(account.balance_micros) -
+    Number(account.held_micros) -
+    (book?.heldFor(accountId, exceptRequestId) ?? 0)
+  );
+}
+
 /** The in-flight row of a hold; `floorMicros` is what a crash charges (0 until it delivers). */
 function inflightRow(input: HoldInput, floorMicros: number): InflightRequestsTable {
   const now = Date.now();
@@ -220,15 +243,7 @@ export function sqlBillingStore(
         const book = holds;
         return transactions
           .run(function* () {
-            const [account] = (yield q.available({ accountId })) as Array<{
-              balance_micros: number;
-              held_micros: number;
-            }>;
-            const availableMicros = account
-              ? Number(account.balance_micros) -
-                Number(account.held_micros) -
-                book.heldFor(accountId, requestId)
-              : 0;
+            const availableMicros = yield* availableFor(q, accountId, book, requestId);
             if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
             // The in-flight row waits until the request starts delivering (`recordInflight`).
             book.place(requestId, accountId, amountMicros, inflightRow(input, input.floorMicros));

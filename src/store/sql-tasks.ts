@@ -11,7 +11,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
-import { entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
+import { availableFor, entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
 import type {
   NewVideoTask,
   TaskStore,
@@ -173,15 +173,7 @@ export function sqlTaskStore(
               .compile()) as Array<Selectable<VideoTasksTable>>;
             if (existing) return { kind: "existing" as const, task: fromRow(existing) };
           }
-          const [account] = (yield q.available({ accountId: task.accountId })) as Array<{
-            balance_micros: number;
-            held_micros: number;
-          }>;
-          const availableMicros = account
-            ? Number(account.balance_micros) -
-              Number(account.held_micros) -
-              (holds?.heldFor(task.accountId) ?? 0)
-            : 0;
+          const availableMicros = yield* availableFor(q, task.accountId, holds);
           if (availableMicros < task.holdMicros)
             return { kind: "insufficient_balance" as const, availableMicros };
           // On PostgreSQL the update is conditional again, so a concurrent hold cannot overdraw.
