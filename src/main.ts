@@ -132,14 +132,16 @@ export async function buildServices(
     },
   );
   const providers = createProviderRegistry(http);
+  // The engine reads the catalog through the services, so a SIGHUP reload reaches it too.
+  let services: Services | undefined;
   const videoTasks = createVideoTasks(config, {
     store: options.store,
-    catalog,
+    models: { get: (id) => (services?.catalog ?? catalog).get(id) },
     providers,
     logger: options.logger,
     instanceId: options.instanceId,
   });
-  return {
+  services = {
     config,
     store: options.store,
     videoTasks,
@@ -168,6 +170,7 @@ export async function buildServices(
     logger: options.logger,
     now: Date.now,
   };
+  return services;
 }
 
 /** The video task engine and what the endpoints need of it. */
@@ -175,7 +178,7 @@ function createVideoTasks(
   config: Config,
   deps: {
     store: Store & { dialect?: string };
-    catalog: Catalog;
+    models: { get(id: string): ReturnType<Catalog["get"]> };
     providers: ReturnType<typeof createProviderRegistry>;
     logger: Logger;
     instanceId: string;
@@ -188,7 +191,7 @@ function createVideoTasks(
   };
   const engine = startVideoEngine({
     store: deps.store,
-    models: deps.catalog,
+    models: deps.models,
     videoModel: (route) => deps.providers.videoModel(route),
     webhooks: createWebhookDispatcher({
       policy,
