@@ -36,13 +36,8 @@ export function frameSize(
   aspectHeight: number,
 ): { width: number; height: number } {
   const long = FRAME_SIDE[resolution] ?? MAX_FRAME_SIDE;
-  const short = Math.max(
-    2,
-    2 *
-      Math.round(
-        (long * Math.min(aspectWidth, aspectHeight)) / Math.max(aspectWidth, aspectHeight) / 2,
-      ),
-  );
+  const shape = Math.min(aspectWidth, aspectHeight) / Math.max(aspectWidth, aspectHeight);
+  const short = Math.max(2, 2 * Math.round((long * shape) / 2));
   return aspectWidth >= aspectHeight
     ? { width: long, height: short }
     : { width: short, height: long };

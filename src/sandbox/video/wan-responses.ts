@@ -15,8 +15,11 @@ import { signVideoUrl } from "./video-results.ts";
 import { formatTaskTime, type TaskFailure, type TaskView, type VideoTask } from "./video-tasks.ts";
 import type { WanJob } from "./wan-request.ts";
 
-/** A Wan job as its task keeps it: the request's job and the video it will give. */
-export interface WanTaskJob extends WanJob {
+/**
+ * A Wan job as its task keeps it: the request's job less its media links (an inline `data:` URI
+ * can be megabytes; a task needs none once its video's seed is drawn), and the video it gives.
+ */
+export interface WanTaskJob extends Omit<WanJob, "media" | "lateFailure"> {
   video: VideoSpec;
 }
 

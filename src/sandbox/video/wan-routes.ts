@@ -91,7 +91,7 @@ function planFor(job: WanJob, fault: FaultSpec, lifecycleSeconds: number): TaskP
   };
 }
 
-/** The job with the video it gives: frames in the output's shape, seeded by the request. */
+/** What the task keeps: the job without its links, and the video it gives, seeded by the request. */
 function taskJob(job: WanJob): WanTaskJob {
   const [width, height] = job.size.split("*").map(Number);
   const seed = stableHash(
@@ -106,7 +106,8 @@ function taskJob(job: WanJob): WanTaskJob {
     ].join("\n"),
   );
   const frame = frameSize(job.tier, width ?? 16, height ?? 9);
-  return { ...job, video: { ...frame, seconds: job.duration, seed } };
+  const { media: _media, lateFailure: _failure, ...kept } = job;
+  return { ...kept, video: { ...frame, seconds: job.duration, seed } };
 }
 
 async function createTask(

@@ -60,7 +60,6 @@ export interface XaiJob {
   prompt: string;
   duration: number;
   resolution: XaiResolution;
-  media: string[];
   costInUsdTicks: number;
   video: VideoSpec;
   lateFailure?: TaskFailure;
@@ -149,7 +148,6 @@ export function parseXaiRequest(model: string, body: Fields): XaiJob {
     prompt,
     duration,
     resolution,
-    media,
     costInUsdTicks: Math.round(usdPerSecond * duration * TICKS_PER_USD),
     video: { ...frame, seconds: duration, seed },
     ...(lateFailure ? { lateFailure } : {}),
