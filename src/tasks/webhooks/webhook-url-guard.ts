@@ -39,7 +39,7 @@ export const systemResolver: WebhookResolver = (hostname) => lookup(hostname, { 
 
 export interface CheckedWebhookUrl {
   url: URL;
-  /** The host name as connections must present it (Host header, TLS server name). */
+  /** The URL's host (an IPv6 literal without its brackets). */
   hostname: string;
   /** Every address the host resolved to, all allowed by the policy. */
   addresses: ResolvedAddress[];
@@ -67,12 +67,13 @@ export class WebhookUrlError extends Error {
   }
 }
 
-const KIND_WORDS: Record<Exclude<AddressKind, "public">, string> = {
+const KIND_WORDS: Record<AddressKind, string> = {
+  public: "a public address",
   loopback: "a loopback address",
   private: "a private-network address",
   link_local: "a link-local address",
   metadata: "a cloud metadata address",
-  unspecified: "an unspecified address (0.0.0.0 or ::)",
+  unspecified: "an unspecified address",
   multicast: "a multicast address",
   reserved: "a reserved address",
 };
@@ -92,18 +93,27 @@ export function addressAllowed(kind: AddressKind, policy: WebhookAddressPolicy):
   }
 }
 
+function tooLong(length: number): WebhookUrlError {
+  return new WebhookUrlError(
+    "too_long",
+    `webhook_url is ${length} characters long; at most ${MAX_WEBHOOK_URL_LENGTH} are accepted.`,
+  );
+}
+
+function unresolvable(hostname: string): WebhookUrlError {
+  return new WebhookUrlError("unresolvable", `webhook_url's host '${hostname}' does not resolve.`);
+}
+
 function parseWebhookUrl(raw: string): URL {
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH)
-    throw new WebhookUrlError(
-      "too_long",
-      `webhook_url is ${raw.length} characters long; at most ${MAX_WEBHOOK_URL_LENGTH} are accepted.`,
-    );
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) throw tooLong(raw.length);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new WebhookUrlError("invalid_url", "webhook_url is not a valid absolute URL.");
   }
+  // Normalizing can lengthen it (percent-encoding, punycode).
+  if (url.href.length > MAX_WEBHOOK_URL_LENGTH) throw tooLong(url.href.length);
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new WebhookUrlError(
       "unsupported_scheme",
@@ -132,8 +142,7 @@ async function resolveHost(hostname: string, resolve: WebhookResolver): Promise<
   } catch {
     addresses = [];
   }
-  if (addresses.length === 0)
-    throw new WebhookUrlError("unresolvable", `webhook_url's host '${hostname}' does not resolve.`);
+  if (addresses.length === 0) throw unresolvable(hostname);
   return addresses;
 }
 
@@ -149,22 +158,21 @@ export async function checkWebhookUrl(
   const url = parseWebhookUrl(raw);
   const hostname = bareHostname(url);
   const addresses = await resolveHost(hostname, options.resolve ?? systemResolver);
+  const literal = isIP(hostname) !== 0;
   for (const { address } of addresses) {
     let kind: AddressKind;
     try {
       kind = classifyAddress(address);
     } catch {
-      throw new WebhookUrlError(
-        "unresolvable",
-        `webhook_url's host '${hostname}' does not resolve.`,
-      );
+      throw unresolvable(hostname);
     }
     if (!addressAllowed(kind, policy)) {
-      const target = isIP(hostname) ? "webhook_url's host" : `webhook_url's host '${hostname}'`;
-      const verb = isIP(hostname) ? "is" : "resolves to";
+      const subject = literal
+        ? "webhook_url's host is"
+        : `webhook_url's host '${hostname}' resolves to`;
       throw new WebhookUrlError(
         "blocked_address",
-        `${target} ${verb} ${KIND_WORDS[kind as Exclude<AddressKind, "public">]}; webhooks are only delivered to public addresses.`,
+        `${subject} ${KIND_WORDS[kind]}; webhooks are only delivered to public addresses.`,
         address,
       );
     }
