@@ -74,6 +74,16 @@ function requestedTier(parameters: Record<string, unknown> | undefined): string 
   return typeof size === "string" ? SIZE_TIERS[size] : undefined;
 }
 
+/** The billed aspect ratio: the client's (one the model lists), else `16:9`. */
+function aspectRatioOf(body: VideoGenerationRequest, model: CatalogModel): string {
+  return oneOf(
+    "aspect_ratio",
+    body.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+    model.capabilities?.aspect_ratios,
+    model,
+  );
+}
+
 function ignored(fields: string[], model: CatalogModel): CallWarning[] {
   return fields.map((setting) => ({
     type: "unsupported" as const,
@@ -112,12 +122,7 @@ function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPl
       "parameters",
       `The resolution in parameters (${tier}) differs from resolution (${resolution}), which is what is billed; send the same tier.`,
     );
-  const aspectRatio = oneOf(
-    "aspect_ratio",
-    body.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
-    caps?.aspect_ratios,
-    model,
-  );
+  const aspectRatio = aspectRatioOf(body, model);
   return {
     durationSeconds: duration,
     resolution,
@@ -146,12 +151,7 @@ function planFamilyB(body: VideoGenerationRequest, model: CatalogModel): VideoPl
     throw new GatewayError("missing_parameter", { param: "prompt" }, { param: "prompt" });
   const duration = oneOf("duration", body.duration ?? DEFAULT_DURATION, caps?.durations, model);
   const resolution = oneOf("resolution", body.resolution ?? "720p", caps?.resolutions, model);
-  const aspectRatio = oneOf(
-    "aspect_ratio",
-    body.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
-    caps?.aspect_ratios,
-    model,
-  );
+  const aspectRatio = aspectRatioOf(body, model);
   return {
     durationSeconds: duration,
     resolution,
