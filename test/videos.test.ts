@@ -275,6 +275,21 @@ describe("video tasks", () => {
     expect(list.data.map((task) => task.id)).toEqual([...ids]);
   });
 
+  it("keeps a large request body only in summary on the task", async () => {
+    const dataUri = `data:image/png;base64,${"A".repeat(200_000)}`;
+    const response = await submit({
+      model: "gen-video",
+      prompt: `inline ${FAST}`,
+      image: { url: dataUri },
+      duration: 1,
+    });
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as TaskRecord;
+    const stored = await gateway.services.store.findVideoTaskById(id);
+    expect(JSON.stringify(stored?.requestBody).length).toBeLessThan(1000);
+    expect(stored?.requestBody).toMatchObject({ model: "gen-video", duration: 1 });
+  });
+
   it("shows a task to its own account only", async () => {
     const stranger = await createUser(gateway);
     const response = await submit({ model: "gen-video", prompt: `mine ${FAST}`, duration: 1 });

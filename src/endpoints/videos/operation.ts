@@ -20,6 +20,26 @@ import { planVideo } from "./plan-video.ts";
 import type { VideoGenerationRequest } from "./schema.ts";
 
 const MAX_IDEMPOTENCY_KEY = 255;
+/** Request bodies kept on the task whole up to this size; larger ones (inline media) are summarized. */
+const MAX_KEPT_BODY_CHARS = 16 * 1024;
+
+/**
+ * What the task keeps of the request: the body as sent, or, for a large one (images inlined as
+ * data URIs), its billed fields and seed, so no client can fill the database with task bodies.
+ */
+function keptBody(body: VideoGenerationRequest): unknown {
+  const text = JSON.stringify(body);
+  if (text.length <= MAX_KEPT_BODY_CHARS) return body;
+  const seed = (body.parameters as { seed?: unknown } | undefined)?.seed;
+  return {
+    model: body.model,
+    duration: body.duration,
+    resolution: body.resolution,
+    aspect_ratio: body.aspect_ratio,
+    ...(seed === undefined ? {} : { parameters: { seed } }),
+    omitted: `the request body (${text.length} characters) is not kept whole`,
+  };
+}
 
 /** The price of `seconds` of video at `resolution` (the hold of a task). */
 export function priceVideo(model: CatalogModel, seconds: number, resolution: string) {
@@ -86,7 +106,7 @@ export async function submitVideoTask(
     model: model.id,
     route: routeKey(route),
     upstreamModel: route.upstreamModel,
-    requestBody: body,
+    requestBody: keptBody(body),
     idempotencyKey: key,
     requestHash,
     durationSeconds: plan.durationSeconds,
