@@ -28,6 +28,7 @@ export function buildApp(
     logger: services.logger,
     bodyLimitBytes: server.body_limit_bytes,
     maxJsonDepth: server.max_json_depth,
+    maxJsonValues: server.max_json_values,
     headersTimeoutMs: server.headers_timeout_ms,
     requestTimeoutMs: server.request_timeout_ms,
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,

@@ -28,6 +28,8 @@ interface Case {
   status: number[];
   /** The error dialect: the gateway's `{error:{code}}`, Anthropic's `{type:"error"}`, or 402's message-only shape. */
   dialect: "gateway" | "anthropic";
+  /** The error code the answer must carry, when only one is right. */
+  code?: string;
 }
 
 const BACKTRACKING_EMAIL = (open: string, close: string) =>
@@ -121,6 +123,7 @@ const CASES: Case[] = [
     body: nearLimit('{"model":"text-embedding-v4","input":["a"', ',"a"', "]}"),
     status: [400],
     dialect: "gateway",
+    code: "json_too_many_values",
   },
   {
     name: "an image prompt of 10 MiB",
@@ -188,6 +191,7 @@ describe("hostile bodies at the body size limit", () => {
       } else {
         expect(typeof body.error?.message).toBe("string");
       }
+      if (hostile.code) expect(body.error?.code).toBe(hostile.code);
       expect(result.text.length).toBeLessThan(4096);
       expect(slowestMs).toBeLessThan(500);
     });

@@ -32,6 +32,11 @@ export const ConfigSchema = Type.Object(
         sse_heartbeat_ms: Type.Integer({ minimum: 50, default: 15_000 }),
         /** Deepest nesting of objects and arrays a JSON body may have (400 `json_too_deep`). */
         max_json_depth: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+        /**
+         * Most values a JSON body may hold (400 `json_too_many_values`), counted before parsing:
+         * parsing millions of tiny values holds the event loop for most of a second.
+         */
+        max_json_values: Type.Integer({ minimum: 1000, maximum: 10_000_000, default: 500_000 }),
         /** A client must send all request headers within this time (milliseconds). */
         headers_timeout_ms: Type.Integer({ minimum: 100, default: 20_000 }),
         /** A client must send the whole request, body included, within this time; not the answer. */

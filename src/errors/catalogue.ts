@@ -52,6 +52,11 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "The request body nests objects and arrays more than {limit} levels deep.",
   },
+  json_too_many_values: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The request body holds more than {limit} JSON values.",
+  },
   request_timeout: {
     status: 408,
     type: "invalid_request_error",

@@ -32,6 +32,7 @@ const PROVIDER_CODES: Partial<Record<string, string>> = {
   unsupported_parameter: "InvalidParameter",
   invalid_json: "InvalidParameter",
   json_too_deep: "InvalidParameter",
+  json_too_many_values: "InvalidParameter",
   model_not_found: "InvalidParameter",
   model_not_allowed: "InvalidParameter",
   endpoint_model_mismatch: "InvalidParameter",

@@ -24,7 +24,7 @@ import {
   timeoutOptions,
 } from "./connection-guard.ts";
 import { type ErrorDialect, renderError } from "./error-renderer.ts";
-import { exceedsJsonDepth } from "./json-depth.ts";
+import { jsonShapeProblem } from "./json-shape.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -37,6 +37,8 @@ export interface HttpServerOptions extends ConnectionLimits {
   bodyLimitBytes: number;
   /** Deepest nesting of objects and arrays in a JSON body. */
   maxJsonDepth: number;
+  /** Most values (array elements and object members, roughly) a JSON body may hold. */
+  maxJsonValues: number;
 }
 
 /** Maps Fastify's own errors (body parsing, limits, content type) onto the catalogue. */
@@ -99,9 +101,18 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       done(new GatewayError("invalid_json", { detail: "the body is empty." }), undefined);
       return;
     }
-    // Before parsing: everything that reads the parsed body may recurse over it.
-    if (exceedsJsonDepth(text, options.maxJsonDepth)) {
+    // Before parsing: everything that reads the parsed body may recurse over it, and parsing
+    // millions of tiny values alone holds the event loop for most of a second.
+    const problem = jsonShapeProblem(text, {
+      maxDepth: options.maxJsonDepth,
+      maxValues: options.maxJsonValues,
+    });
+    if (problem === "too_deep") {
       done(new GatewayError("json_too_deep", { limit: options.maxJsonDepth }), undefined);
+      return;
+    }
+    if (problem === "too_many_values") {
+      done(new GatewayError("json_too_many_values", { limit: options.maxJsonValues }), undefined);
       return;
     }
     try {
