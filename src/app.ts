@@ -4,6 +4,8 @@
  * Tests call it with their own services; `main.ts` with the real ones.
  */
 import type { FastifyInstance } from "fastify";
+import { createModelEndpointSet } from "./core/model-endpoints.ts";
+import type { Services } from "./core/services.ts";
 import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
@@ -17,7 +19,6 @@ import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
-import type { Services } from "./http/services.ts";
 
 export function buildApp(
   services: Services,
@@ -34,7 +35,7 @@ export function buildApp(
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,
   });
   app.decorate("routeDocs", []);
-  app.decorate("quoteTargets", new Map());
+  app.decorate("modelEndpoints", createModelEndpointSet(services));
 
   // System
   registerSystemRoutes(app, services, lifecycle);

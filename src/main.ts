@@ -20,9 +20,9 @@ import {
   sandboxServesAll,
 } from "./catalog/index.ts";
 import { type Config, loadConfig } from "./config/index.ts";
+import type { Services } from "./core/services.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
-import type { Services } from "./http/services.ts";
 import { createMemoryQuotas } from "./limits/index.ts";
 import { describeListenError } from "./ops/listen-error.ts";
 import { openGatewayStore } from "./ops/open-store.ts";

@@ -45,7 +45,20 @@ const ALLOWED: Record<string, string[]> = {
   routing: ["catalog", "spec", "errors"],
   providers: ["spec", "catalog"],
   tasks: ["billing", "catalog", "spec", "store"],
+  core: [
+    "auth",
+    "billing",
+    "catalog",
+    "config",
+    "errors",
+    "limits",
+    "providers",
+    "spec",
+    "store",
+    "tasks",
+  ],
   http: [
+    "core",
     "auth",
     "billing",
     "catalog",
@@ -57,8 +70,8 @@ const ALLOWED: Record<string, string[]> = {
     "providers",
     "tasks",
   ],
-  endpoints: ["http", "auth", "billing", "catalog", "routing", "spec", "store", "errors", "tasks"],
-  ops: ["store", "errors", "config", "catalog", "http"],
+  endpoints: ["core", "http", "auth", "billing", "catalog", "routing", "spec", "store", "errors", "tasks"],
+  ops: ["store", "errors", "config", "catalog", "core", "http"],
   sandbox: [],
 };
 

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { adjustBalance } from "../billing/index.ts";
 import { Catalog, loadCatalogData } from "../catalog/index.ts";
 import { type Config, loadConfig } from "../config/index.ts";
+import { compileValidator } from "../core/validate.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../endpoints/account/accounts.ts";
 import {
   describeKey,
@@ -15,7 +16,6 @@ import {
   KeyOptions,
   resolveKeyModels,
 } from "../endpoints/account/issue-key.ts";
-import { compileValidator } from "../http/validate.ts";
 import { openStoreWhenReachable } from "../ops/open-store.ts";
 import type { Store } from "../store/index.ts";
 import { notFound, usage } from "./exit.ts";

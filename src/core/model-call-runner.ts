@@ -6,7 +6,11 @@
  * the same body the HTTP API would send; a refusal throws the same `GatewayError`.
  */
 import type { Caller } from "../auth/index.ts";
+import { GatewayError } from "../errors/index.ts";
+import { formatWarning } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
+import type { DeliverySink } from "./deliver.ts";
+import type { ModelEndpointSet } from "./model-endpoints.ts";
 
 /** An authenticated caller with a key (model endpoints need one). */
 export type KeyCaller = Caller & { key: ApiKeyRecord };
@@ -48,4 +52,101 @@ export interface ModelCallRunner {
   readonly paths: readonly string[];
   /** Runs one request; throws `GatewayError` exactly where the HTTP API answers an error. */
   run(path: string, call: ModelCall): Promise<ModelCallAnswer>;
+}
+
+/** Most bytes a binary answer (speech) may collect for a transport that cannot stream. */
+const MAX_COLLECTED_BYTES = 64 * 1024 * 1024;
+
+/** The runner over the gateway's model endpoints: the HTTP pipeline minus HTTP. */
+export function createModelCallRunner(
+  endpoints: ModelEndpointSet,
+  options: { via: "mcp" } = { via: "mcp" },
+): ModelCallRunner {
+  return {
+    get paths() {
+      return endpoints.paths();
+    },
+    async run(path, call) {
+      const prepared = endpoints.get(path);
+      if (!prepared) throw new Error(`No model endpoint at ${path}.`);
+      const outcome = await prepared.call({
+        caller: call.caller,
+        body: call.body,
+        requestId: call.requestId,
+        signal: call.signal,
+        headers: call.headers ?? {},
+        started: performance.now(),
+        via: options.via,
+      });
+      const answer = {
+        status: outcome.status,
+        model: outcome.model.id,
+        warnings: [...new Set(outcome.warnings.map(formatWarning))],
+        sandbox: outcome.sandbox,
+      };
+      if (outcome.kind !== "long") {
+        return { ...answer, body: outcome.body, costMicros: outcome.costMicros };
+      }
+      const collected = collectingSink();
+      const costMicros = await outcome.deliver(collected.sink);
+      const result = collected.result();
+      return { ...answer, costMicros, ...result };
+    },
+  };
+}
+
+/**
+ * A sink that keeps a long result whole: bytes are concatenated (speech), events are kept in
+ * order (a transport asked for a stream gets its frames). A broken delivery throws
+ * `upstream_error` after the core settled what was delivered.
+ */
+function collectingSink(): {
+  sink: DeliverySink;
+  result(): { binary?: { contentType: string; bytes: Buffer }; body?: unknown };
+} {
+  const chunks: Buffer[] = [];
+  const frames: unknown[] = [];
+  let contentType = "application/octet-stream";
+  let size = 0;
+  let failed = false;
+  let binary = false;
+  const sink: DeliverySink = {
+    open(result) {
+      if (result.kind === "binary") {
+        binary = true;
+        contentType = result.contentType;
+      }
+    },
+    async pump(result, signal) {
+      if (result.kind === "binary") {
+        for await (const chunk of result.body) {
+          if (signal.aborted) break;
+          size += chunk.byteLength;
+          if (size > MAX_COLLECTED_BYTES) throw new Error("The answer is too large to collect.");
+          chunks.push(Buffer.from(chunk));
+        }
+        return;
+      }
+      for await (const frame of result.frames) {
+        if (signal.aborted) break;
+        frames.push(frame.data);
+      }
+    },
+    close(_result, outcome) {
+      failed = outcome.failed;
+    },
+  };
+  return {
+    sink,
+    result() {
+      if (failed) {
+        throw new GatewayError("upstream_error", {
+          detail: `the ${binary ? "audio" : "stream"} broke after ${binary ? `${size} bytes` : `${frames.length} events`}.`,
+        });
+      }
+      return binary
+        ? { binary: { contentType, bytes: Buffer.concat(chunks) } }
+        : { body: frames.filter((data) => data !== "[DONE]") };
+    },
+  };
 }

@@ -8,11 +8,11 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
+import type { Services } from "../core/services.ts";
+import { compileValidator } from "../core/validate.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
 import { registerRouteDoc } from "./openapi.ts";
-import type { Services } from "./services.ts";
-import { compileValidator } from "./validate.ts";
 
 /** `key`: an sk- key; `account`: an sk- key or a login session token; `admin`: an admin's key. */
 export type AuthMode = "none" | "key" | "account" | "admin";

@@ -4,13 +4,10 @@
  * heartbeat while the source is silent, and stops when the client goes away.
  */
 import type { ServerResponse } from "node:http";
+import type { StreamFrame } from "../core/operation.ts";
 
-export interface SseFrame {
-  /** Named event (`event:` line); omitted for OpenAI-style unnamed events. */
-  event?: string;
-  /** Serialized as JSON, except the literal string `[DONE]`, which is sent as is. */
-  data: unknown;
-}
+/** A stream event as SSE writes it (the core's frame type). */
+export type SseFrame = StreamFrame;
 
 export function formatSseFrame(frame: SseFrame): string {
   const data = frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data);

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { Catalog, CatalogData } from "../catalog/index.ts";
 import type { Config } from "../config/index.ts";
-import type { Services } from "../http/services.ts";
+import type { Services } from "../core/services.ts";
 
 export interface ReloadTarget {
   services: Services;

@@ -12,9 +12,9 @@ import {
   SESSION_PREFIX,
   verifyPassword,
 } from "../../auth/index.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
 import {

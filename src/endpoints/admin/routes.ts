@@ -6,9 +6,9 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { adjustBalance } from "../../billing/index.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../account/accounts.ts";
 import {
   describeKey,

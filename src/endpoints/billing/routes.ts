@@ -5,11 +5,10 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { isModelAllowed } from "../../catalog/index.ts";
+import { quoteRequest } from "../../core/quote.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { modelNotFound } from "../../http/model-not-found.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 import type { UsageRecord } from "../../store/index.ts";
 
 function parseTime(value: string | undefined, param: string): number | undefined {
@@ -132,45 +131,9 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
       { model: Type.String() },
       { additionalProperties: true, description: "The body of any billable request." },
     ),
-    async handler({ caller, body }) {
-      const model = services.catalog.get(body.model);
-      if (!model) {
-        throw modelNotFound(services.catalog, {
-          requested: body.model,
-          allowlist: caller.key?.models ?? [],
-        });
-      }
-      if (!isModelAllowed(caller.key?.models ?? [], model.id)) {
-        throw new GatewayError("model_not_allowed", { model: model.id }, { param: "model" });
-      }
-      const target = app.quoteTargets.get(model.endpoint);
-      if (!target) {
-        throw new GatewayError(
-          "invalid_parameter",
-          { detail: `Models of kind '${model.endpoint}' cannot be quoted yet.` },
-          { param: "model" },
-        );
-      }
-      const validated = target.validate(body);
-      const estimate = (await target.estimateCost?.(validated, model)) ?? {
-        costMicros: 0,
-        lineItems: [],
-      };
-      return {
-        object: "billing.quote",
-        model: model.id,
-        endpoint: target.path,
-        currency: "USD",
-        max_cost_micros: estimate.costMicros,
-        line_items: estimate.lineItems.map((item) => ({
-          item: item.item,
-          units: item.units,
-          unit_price_micros: item.unitPriceMicros,
-          per_units: item.per,
-          cost_micros: item.costMicros,
-        })),
-        pricing: model.pricing,
-      };
+    handler({ caller, body }) {
+      if (!caller.key) throw new GatewayError("invalid_api_key");
+      return quoteRequest(services, app.modelEndpoints, caller.key, body);
     },
   });
 }

@@ -5,11 +5,9 @@
  * `n`, each chunk naming its choice's index). MCP reuses it.
  */
 import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
+import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
+import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { droppedFieldWarnings } from "../../http/dropped-fields.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import type { SseFrame } from "../../http/sse.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
@@ -98,7 +96,7 @@ export async function runChatCompletion(
         costMicros,
       }),
       usage: { tokens: usage },
-      headers: warningHeaders([...dropped, ...result.warnings]),
+      warnings: [...dropped, ...result.warnings],
     };
   }
 
@@ -146,7 +144,7 @@ export async function runChatCompletion(
     ...(includeUsage ? { usage: null } : {}),
   });
 
-  async function* frames(): AsyncGenerator<SseFrame> {
+  async function* frames(): AsyncGenerator<StreamFrame> {
     for (let choice = 0; choice < choiceCount; choice++)
       yield { data: chunk({ role: "assistant", content: "" }, choice) };
     let finishReasons: ChatFinishReason[] = ["stop"];
@@ -226,7 +224,7 @@ export async function runChatCompletion(
   return {
     kind: "stream",
     frames: frames(),
-    headers: warningHeaders(dropped),
+    warnings: dropped,
     // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
     // already): what was delivered, and nothing at all when the upstream broke before any output.
     usage: async () => {

@@ -3,7 +3,7 @@
  * `POST /v1/chat/completions`: the endpoint declaration. The pipeline in `http/model-endpoint`
  * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
  */
-import type { ModelEndpoint } from "../../http/model-endpoint.ts";
+import type { ModelEndpoint } from "../../core/operation.ts";
 import { estimateChatCost, outputCap, withOutputCap } from "./estimate-chat-cost.ts";
 import { runChatCompletion } from "./operation.ts";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./schema.ts";

@@ -9,16 +9,11 @@
  */
 import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
 import type { ResolvedRoute } from "../../catalog/index.ts";
+import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { droppedFieldWarnings, undeclaredFields } from "../../http/dropped-fields.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
-import {
-  type CallWarning,
-  type EmbeddingModel,
-  type EmbeddingResult,
-  formatWarning,
-} from "../../spec/index.ts";
+import type { CallWarning, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
 import { encodeEmbedding, fitDimensions } from "./encode-embedding.ts";
 import { embeddingTokenUsage, TOKENIZER_MARGIN } from "./estimate-embedding-cost.ts";
 import { defaultBackoffMs, runEmbeddingBatch } from "./run-embedding-batch.ts";
@@ -147,7 +142,6 @@ export async function runEmbeddings(
     first?.upstreamRequestId ? { upstreamRequestId: first.upstreamRequestId } : {},
   );
   const servedBy = first?.servedBy ?? outcome.route.upstreamModel;
-  const notes = [...new Set(warnings.map(formatWarning))];
   return {
     kind: "json",
     body: {
@@ -164,7 +158,7 @@ export async function runEmbeddings(
     headers: {
       "x-switchyard-upstream-model": servedBy,
       "x-switchyard-batch-parts": String(outcome.parts.length),
-      ...(notes.length ? { "x-switchyard-warnings": notes.join("; ").slice(0, 4000) } : {}),
     },
+    warnings,
   };
 }

@@ -5,8 +5,9 @@
  * billing hold; `operation.ts` splits, calls and assembles.
  */
 import type { FastifyInstance } from "fastify";
-import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
-import type { Services } from "../../http/services.ts";
+import type { ModelEndpoint } from "../../core/operation.ts";
+import type { Services } from "../../core/services.ts";
+import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { estimateEmbeddingCost } from "./estimate-embedding-cost.ts";
 import { runEmbeddings } from "./operation.ts";
 import { EmbeddingRequest, EmbeddingResponse } from "./schema.ts";

@@ -6,8 +6,8 @@
  * and the call through the model's `doEdit`.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
 import type { ImageUpload } from "../../spec/index.ts";
 import { callImageModel } from "./image-call.ts";
 import { type ResolvedOptions, resolveOpenAIOptions, takesGptOptions } from "./image-options.ts";

@@ -4,8 +4,8 @@
  * and shapes the parts of a result every image response shares.
  */
 import type { ResolvedRoute } from "../../catalog/index.ts";
+import type { OperationContext } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { OperationContext } from "../../http/model-endpoint.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import { type ImageModel, type ImageResult, UpstreamError } from "../../spec/index.ts";
 

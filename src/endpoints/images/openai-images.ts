@@ -6,9 +6,8 @@
  * for `legacy-img`), the echoed settings and, for token-priced models, `usage`.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { compileValidator } from "../../http/validate.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
+import { compileValidator } from "../../core/validate.ts";
 import type { CallWarning, ImageResult, ImageSize, ImageTokenUsage } from "../../spec/index.ts";
 import { callImageModel } from "./image-call.ts";
 import {
@@ -120,7 +119,7 @@ export async function finishImages(
     kind: "json",
     body: buildImagesBody(context, result, options, shownTokens, size),
     usage,
-    headers: warningHeaders(warnings),
+    warnings,
   };
 }
 

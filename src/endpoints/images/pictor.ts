@@ -6,10 +6,9 @@
  * valid 24 hours, handed on as they are). Billed per image.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
+import { compileValidator } from "../../core/validate.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { compileValidator } from "../../http/validate.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import type { ImageSize } from "../../spec/index.ts";
 import { callImageModel, keepVendorRateLimitCode } from "./image-call.ts";
 import { type ImageJob, settleImageUsage } from "./image-cost.ts";
@@ -146,6 +145,6 @@ export async function runPictor(
       usage: { image_count: content.length, height, width },
     },
     usage,
-    headers: warningHeaders(result.warnings),
+    warnings: result.warnings,
   };
 }

@@ -10,9 +10,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CatalogModel } from "../../catalog/index.ts";
+import type { ModelEndpoint } from "../../core/operation.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
-import type { Services } from "../../http/services.ts";
+import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { checkEdit, runImageEdit } from "./edits.ts";
 import { estimateImageCost } from "./image-cost.ts";
 import { readImageForm } from "./multipart-form.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import type { SseFrame } from "../../http/sse.ts";
+import type { StreamFrame } from "../../core/operation.ts";
 import type { ChatStreamPart, TokenUsage } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { signThinking } from "./build-messages-response.ts";
@@ -20,7 +20,7 @@ async function* source(parts: ChatStreamPart[], error?: unknown): AsyncGenerator
 
 async function collectMessagesEvents(parts: ChatStreamPart[], error?: unknown) {
   const onFinish = vi.fn();
-  const frames: SseFrame[] = [];
+  const frames: StreamFrame[] = [];
   for await (const frame of toMessagesEvents(source(parts, error), meta, onFinish)) {
     frames.push(frame);
   }
@@ -30,7 +30,7 @@ async function collectMessagesEvents(parts: ChatStreamPart[], error?: unknown) {
 type Data = { type: string; index?: number; delta?: { type: string } } & Record<string, unknown>;
 
 /** `event data.type index delta.type`, one string per frame, for readable sequence checks. */
-function outline(frames: SseFrame[]): string[] {
+function outline(frames: StreamFrame[]): string[] {
   return frames.map((frame) => {
     const data = frame.data as Data;
     expect(data.type).toBe(frame.event);
@@ -38,7 +38,7 @@ function outline(frames: SseFrame[]): string[] {
   });
 }
 
-function dataOf(frames: SseFrame[], event: string): Data[] {
+function dataOf(frames: StreamFrame[], event: string): Data[] {
   return frames.filter((frame) => frame.event === event).map((frame) => frame.data as Data);
 }
 

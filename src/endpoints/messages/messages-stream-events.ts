@@ -15,7 +15,7 @@
  *   `message_stop`, as Anthropic does mid-stream.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
-import type { SseFrame } from "../../http/sse.ts";
+import type { StreamFrame } from "../../core/operation.ts";
 import type { ChatFinishReason, ChatStreamPart, TokenUsage } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { signThinking, toAnthropicUsage, toolUseId } from "./build-messages-response.ts";
@@ -26,16 +26,16 @@ type OpenBlock =
   | { kind: "text"; index: number }
   | { kind: "tool"; index: number };
 
-function frame(event: string, data: Record<string, unknown> = {}): SseFrame {
+function frame(event: string, data: Record<string, unknown> = {}): StreamFrame {
   return { event, data: { type: event, ...data } };
 }
 
-function delta(index: number, value: Record<string, unknown>): SseFrame {
+function delta(index: number, value: Record<string, unknown>): StreamFrame {
   return frame("content_block_delta", { index, delta: value });
 }
 
 /** The `error` event for a failed stream. */
-export function messagesErrorFrame(error: unknown): SseFrame {
+export function messagesErrorFrame(error: unknown): StreamFrame {
   const overloaded =
     UpstreamError.isInstance(error) &&
     (error.status === 529 || error.vendorCode === "overloaded_error");
@@ -59,11 +59,11 @@ class BlockWriter {
     return this.#toolBlocks.size > 0;
   }
 
-  close(): SseFrame[] {
+  close(): StreamFrame[] {
     const open = this.#open;
     if (!open) return [];
     this.#open = undefined;
-    const frames: SseFrame[] = [];
+    const frames: StreamFrame[] = [];
     if (open.kind === "thinking") {
       frames.push(
         delta(open.index, { type: "signature_delta", signature: signThinking(open.text) }),
@@ -73,7 +73,7 @@ class BlockWriter {
     return frames;
   }
 
-  #start(block: OpenBlock, contentBlock: Record<string, unknown>): SseFrame[] {
+  #start(block: OpenBlock, contentBlock: Record<string, unknown>): StreamFrame[] {
     const frames = this.close();
     this.#open = block;
     frames.push(frame("content_block_start", { index: block.index, content_block: contentBlock }));
@@ -84,7 +84,7 @@ class BlockWriter {
     return frames;
   }
 
-  reasoning(text: string): SseFrame[] {
+  reasoning(text: string): StreamFrame[] {
     if (!text) return [];
     const frames =
       this.#open?.kind === "thinking"
@@ -100,7 +100,7 @@ class BlockWriter {
     return frames;
   }
 
-  text(text: string): SseFrame[] {
+  text(text: string): StreamFrame[] {
     if (!text) return [];
     const frames =
       this.#open?.kind === "text"
@@ -129,7 +129,7 @@ class BlockWriter {
     return frames;
   }
 
-  toolDelta(part: Extract<ChatStreamPart, { type: "tool-call-delta" }>): SseFrame[] {
+  toolDelta(part: Extract<ChatStreamPart, { type: "tool-call-delta" }>): StreamFrame[] {
     const index = this.#toolBlocks.get(part.index);
     if (index === undefined || !part.argumentsDelta) return [];
     this.characters += part.argumentsDelta.length;
@@ -141,7 +141,7 @@ export async function* toMessagesEvents(
   parts: AsyncIterable<ChatStreamPart>,
   meta: { id: string; model: string; inputTokens: number },
   onFinish: (usage: TokenUsage | undefined, finishReason: ChatFinishReason) => void,
-): AsyncGenerator<SseFrame> {
+): AsyncGenerator<StreamFrame> {
   yield frame("message_start", {
     message: {
       id: meta.id,

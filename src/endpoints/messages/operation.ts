@@ -6,10 +6,8 @@
  */
 
 import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
+import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import type { SseFrame } from "../../http/sse.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -152,7 +150,7 @@ export async function runMessages(
       const usage =
         attempt.result.usage ??
         (await estimatedUsage(body, countOutputTokens(attempt.result.body)));
-      const { costMicros } = await context.settle(
+      await context.settle(
         { tokens: usage },
         { upstreamRequestId: attempt.result.upstreamRequestId },
       );
@@ -160,7 +158,7 @@ export async function runMessages(
         kind: "json",
         body: { ...attempt.result.body, model: body.model },
         usage: { tokens: usage },
-        headers: { ...warningHeaders(attempt.warnings), ...costHeader(costMicros) },
+        warnings: attempt.warnings,
       };
     }
     case "translated-json": {
@@ -171,10 +169,7 @@ export async function runMessages(
           body,
           Math.ceil(((result.text ?? "").length + (result.reasoning ?? "").length) / 4),
         ));
-      const { costMicros } = await context.settle(
-        { tokens: usage },
-        { upstreamRequestId: result.upstreamRequestId },
-      );
+      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const message = buildMessagesResponse({
         id: `msg_${newId("").slice(1)}`,
         model: body.model,
@@ -186,10 +181,7 @@ export async function runMessages(
         kind: "json",
         body: message,
         usage: { tokens: usage },
-        headers: {
-          ...warningHeaders([...attempt.warnings, ...result.warnings]),
-          ...costHeader(costMicros),
-        },
+        warnings: [...attempt.warnings, ...result.warnings],
       };
     }
     case "native-stream":
@@ -233,10 +225,6 @@ export function withMaxTokens(body: MessagesRequest, cap: number): Partial<Messa
     : { max_tokens: cap, thinking: undefined };
 }
 
-function costHeader(costMicros: number): Record<string, string> {
-  return { "x-switchyard-cost-micros": String(costMicros) };
-}
-
 /**
  * Billing of a Messages stream: the prompt counted once, the delivered output counted as it
  * goes. An aborted or broken stream is charged the larger of the upstream's report and this
@@ -276,7 +264,7 @@ function nativeStream(
   warnings: CallWarning[],
 ): OperationResult {
   const billing = streamBilling(body, context);
-  async function* frames(): AsyncGenerator<SseFrame> {
+  async function* frames(): AsyncGenerator<StreamFrame> {
     try {
       yield* relay();
     } catch (error) {
@@ -286,7 +274,7 @@ function nativeStream(
       yield { event: "error", data: { type: "error", error: { type: "api_error", message } } };
     }
   }
-  async function* relay(): AsyncGenerator<SseFrame> {
+  async function* relay(): AsyncGenerator<StreamFrame> {
     for await (const frame of passthroughFrames(upstream.events, body.model, billing.state)) {
       if (frame.event === "error") billing.noteFailure();
       if (frame.event === "message_stop") {
@@ -301,7 +289,7 @@ function nativeStream(
   return {
     kind: "stream",
     frames: frames(),
-    headers: warningHeaders(warnings),
+    warnings,
     usage: () => billing.usage(upstream.usage()),
     interrupted: () => billing.state.interrupted,
   };
@@ -323,7 +311,7 @@ function translatedStream(
       yield part;
     }
   }
-  async function* frames(): AsyncGenerator<SseFrame> {
+  async function* frames(): AsyncGenerator<StreamFrame> {
     const inputTokens = await countMessagesTokens(body, { exact: false });
     const id = `msg_${newId("").slice(1)}`;
     const events = toMessagesEvents(counted(), { id, model: body.model, inputTokens }, (usage) => {
@@ -340,7 +328,7 @@ function translatedStream(
   return {
     kind: "stream",
     frames: frames(),
-    headers: warningHeaders(warnings),
+    warnings,
     usage: () => billing.usage(reported),
     interrupted: () => billing.state.interrupted,
   };

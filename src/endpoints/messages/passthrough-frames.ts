@@ -6,14 +6,14 @@
  * `error` event.
  */
 import type { DeliveredText } from "../../billing/index.ts";
-import type { SseFrame } from "../../http/sse.ts";
+import type { StreamFrame } from "../../core/operation.ts";
 import type { PassthroughEvent } from "../../spec/index.ts";
 
 export async function* passthroughFrames(
   events: AsyncIterable<PassthroughEvent>,
   requestedModel: string,
   state: { delivered: DeliveredText; failed: boolean },
-): AsyncGenerator<SseFrame> {
+): AsyncGenerator<StreamFrame> {
   for await (const { event, data } of events) {
     if (event === "message_start" && typeof data.message === "object" && data.message !== null) {
       yield { event, data: { ...data, message: { ...data.message, model: requestedModel } } };

@@ -10,8 +10,9 @@
  * `standard_only` is refused on every route (400 `unsupported_parameter`). Any other top-level
  * field is dropped and named in `x-switchyard-warnings`. See docs/request-fields.md.
  */
+
+import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { droppedFieldWarnings } from "../../http/dropped-fields.ts";
 import type { CallWarning } from "../../spec/index.ts";
 import type { MessagesRequest } from "./schema.ts";
 

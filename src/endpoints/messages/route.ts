@@ -5,13 +5,12 @@
  * query strings such as `?beta=true` are ignored by routing.
  */
 import type { FastifyInstance } from "fastify";
-import { isModelAllowed } from "../../catalog/index.ts";
+import type { ModelEndpoint } from "../../core/operation.ts";
+import { resolveModel } from "../../core/resolve-model.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { SANDBOX_HEADER, vendorNotConfigured } from "../../http/model-availability.ts";
-import type { ModelEndpoint } from "../../http/model-endpoint.ts";
-import { modelNotFound } from "../../http/model-not-found.ts";
+import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 import { orderRoutes } from "../../routing/index.ts";
 import {
   countMessagesTokens,
@@ -51,25 +50,11 @@ export function registerCountTokensRoute(app: FastifyInstance, services: Service
     dialect: "anthropic",
     body: CountTokensRequest,
     async handler({ body, caller, request, reply }) {
-      const model = services.catalog.resolve(body.model, caller.key?.modelAliases);
-      if (!model) {
-        throw modelNotFound(services.catalog, {
-          requested: body.model,
-          allowlist: caller.key?.models ?? [],
-          kinds: ["chat"],
-        });
-      }
-      if (model.endpoint !== "chat") {
-        throw new GatewayError("endpoint_model_mismatch", {
-          model: model.id,
-          actual: model.endpoint,
-          path: "/v1/messages/count_tokens",
-        });
-      }
-      if (!isModelAllowed(caller.key?.models ?? [], model.id))
-        throw new GatewayError("model_not_allowed", { model: model.id });
-      const unconfigured = vendorNotConfigured(model);
-      if (unconfigured) throw unconfigured;
+      if (!caller.key) throw new GatewayError("invalid_api_key");
+      const model = resolveModel(services, caller.key, body.model, {
+        kinds: ["chat"],
+        path: "/v1/messages/count_tokens",
+      });
       for (const route of orderRoutes(model)) {
         const native = services.providers.messagesPassthrough(route);
         if (!native) continue;

@@ -6,10 +6,10 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { type CatalogModel, isModelAllowed } from "../../catalog/index.ts";
-import { unavailableReason } from "../../http/model-availability.ts";
-import { modelNotFound } from "../../http/model-not-found.ts";
+import { unavailableReason } from "../../core/model-availability.ts";
+import { modelNotFound } from "../../core/model-not-found.ts";
+import type { Services } from "../../core/services.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 
 /** Why a model cannot be served (see `http/model-availability.ts`), or `undefined`. */
 export type Unavailability = (model: CatalogModel) => { code: string; message: string } | undefined;

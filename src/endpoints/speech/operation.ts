@@ -6,10 +6,10 @@
  * by input characters, settled when the audio is complete; an upstream failure mid-audio is
  * charged nothing and cuts the response.
  */
+
+import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { droppedFieldWarnings, undeclaredFields } from "../../http/dropped-fields.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type { SpeechResult } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
@@ -104,7 +104,7 @@ export async function runSpeech(
     headers: {
       "x-switchyard-voice": headerSafe(plan.voice.voice),
       "x-switchyard-characters": String(countCharacters(body.input)),
-      ...warningHeaders(warnings),
     },
+    warnings,
   };
 }

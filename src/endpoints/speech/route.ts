@@ -5,8 +5,9 @@
  * `operation.ts` does the work and answers with audio bytes.
  */
 import type { FastifyInstance } from "fastify";
-import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
-import type { Services } from "../../http/services.ts";
+import type { ModelEndpoint } from "../../core/operation.ts";
+import type { Services } from "../../core/services.ts";
+import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { estimateSpeechCost } from "./estimate-speech-cost.ts";
 import { runSpeech } from "./operation.ts";
 import { planSpeech } from "./plan-speech.ts";

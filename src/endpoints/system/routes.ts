@@ -5,10 +5,10 @@
  * every path carries the prefix; probes and tools that expect the root keep working).
  */
 import type { FastifyInstance } from "fastify";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { buildOpenApiDocument } from "../../http/openapi.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 
 export interface Lifecycle {
   draining: boolean;

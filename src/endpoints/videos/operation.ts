@@ -9,9 +9,8 @@
 import { createHash } from "node:crypto";
 import { priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { OperationContext, OperationResult } from "../../http/model-endpoint.ts";
-import { warningHeaders } from "../../http/warning-headers.ts";
 import { orderRoutes } from "../../routing/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
@@ -155,6 +154,6 @@ export async function submitVideoTask(
     kind: "accepted",
     status: 202,
     body: renderVideoTask(submitted),
-    headers: warningHeaders(plan.warnings),
+    warnings: plan.warnings,
   };
 }

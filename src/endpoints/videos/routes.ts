@@ -7,11 +7,12 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ModelEndpoint } from "../../core/operation.ts";
+import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { SANDBOX_HEADER } from "../../http/model-availability.ts";
-import { type ModelEndpoint, registerModelEndpoint } from "../../http/model-endpoint.ts";
+import { registerModelEndpoint } from "../../http/model-endpoint.ts";
+import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
-import type { Services } from "../../http/services.ts";
 import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask, routeOf } from "../../tasks/index.ts";
 import { priceVideo, submitVideoTask } from "./operation.ts";

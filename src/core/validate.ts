@@ -1,5 +1,5 @@
 /**
- * @module http/validate
+ * @module core/validate
  * Compiles a TypeBox schema once and turns the first violation into a catalogue error that
  * names the offending field (`param`), e.g. `messages[0].role`. Union failures are explained by
  * the variant the client most likely meant (the one whose JSON type matches), and a choice

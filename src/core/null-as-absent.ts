@@ -1,5 +1,5 @@
 /**
- * @module http/null-as-absent
+ * @module core/null-as-absent
  * OpenAI accepts `null` for every optional field and reads it as "not set", and many client
  * libraries send them (`"temperature": null`, `"tools": null`, `"stop": null`). Endpoints of
  * OpenAI's protocol therefore remove such a null from the parsed body before it is validated:

@@ -1,5 +1,5 @@
 /**
- * @module http/model-not-found
+ * @module core/model-not-found
  * The error for a model name that resolves to nothing: `404 model_not_found`, whose message
  * names up to three close ids the calling key may use ("Did you mean …?", `closestIds`), and,
  * for a `claude-…` name (Claude Code asks for ids newer than the catalog), how to map it with

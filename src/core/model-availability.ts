@@ -1,16 +1,12 @@
 /**
- * @module http/model-availability
+ * @module core/model-availability
  * Whether a model can be served here and, when not, why: the one rule that `GET /v1/models`,
  * every model endpoint and count_tokens share. A model whose routes all lack their credential
- * answers `503 vendor_not_configured`, naming the variables that would enable it; a response
- * an upstream in the sandbox took part in carries `x-switchyard-sandbox: true`.
+ * answers `503 vendor_not_configured`, naming the variables that would enable it.
  */
 import type { CatalogModel } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { Services } from "./services.ts";
-
-/** Set to `true` on every response the sandbox (not a real vendor) answered. */
-export const SANDBOX_HEADER = "x-switchyard-sandbox";
 
 /** The error for a model none of whose routes has its credential set, else `undefined`. */
 export function vendorNotConfigured(model: CatalogModel): GatewayError | undefined {

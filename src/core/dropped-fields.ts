@@ -1,5 +1,5 @@
 /**
- * @module http/dropped-fields
+ * @module core/dropped-fields
  * Request fields a model endpoint accepts but does not forward (they are not in its schema):
  * finding them, and naming them in the response's `x-switchyard-warnings` as
  * `unsupported:<field> (unknown field, not forwarded)`. Names are made header-safe and the list

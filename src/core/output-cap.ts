@@ -1,5 +1,5 @@
 /**
- * @module http/output-cap
+ * @module core/output-cap
  * Charge ≤ hold starts here: every token request sends an explicit output cap upstream (the
  * client's, else the model's maximum output), and the hold covers it. When the available balance
  * cannot cover that cap, the cap is lowered to the largest one it covers (unless the operator

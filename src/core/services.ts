@@ -1,5 +1,5 @@
 /**
- * @module http/services
+ * @module core/services
  * The bag of interfaces every endpoint receives. Only `src/main.ts` builds concrete services;
  * tests build their own.
  */

@@ -1,0 +1,107 @@
+/**
+ * @module core/deliver
+ * Delivers a long result (a stream of events or of bytes) through a transport's sink and makes
+ * the money right however the delivery ends: the request is made durable before its first byte,
+ * checkpoints record what was delivered while it runs, and at the end what was delivered is
+ * settled (also when the client went away or the upstream broke) or, when nothing was, the hold
+ * is released. The HTTP layer's sink writes SSE or raw bytes; the MCP layer's collects.
+ */
+import type { Logger } from "pino";
+import type { SettleDetails, Settlement } from "../billing/index.ts";
+import type { QuotaLease } from "../limits/index.ts";
+import type { Usage } from "../spec/index.ts";
+import type { LongResult } from "./operation.ts";
+
+/** Where a transport puts a long result. */
+export interface DeliverySink {
+  /** The answer starts (the HTTP layer writes its status line and headers). */
+  open(result: LongResult): void;
+  /** Delivers the whole result; rejects when the delivery broke. */
+  pump(result: LongResult, signal: AbortSignal): Promise<void>;
+  /** Ends the answer; `failed` when the delivery broke, `opened` when `open` had run. */
+  close(result: LongResult, outcome: { failed: boolean; opened: boolean }): void;
+}
+
+export interface DeliveryControl {
+  logger: Logger;
+  requestId: string;
+  lease: QuotaLease;
+  /** Aborted when the client went away. */
+  signal: AbortSignal;
+  settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
+  release(reason: string): Promise<void>;
+  /** Records what was delivered so far (the charge if the process dies before settling). */
+  checkpoint(usage: Usage): Promise<void>;
+  /** True once the request was settled (a stream that ran to its end settles itself). */
+  settled(): boolean;
+  /** Makes the request durable before its first byte goes out (a crash then settles it). */
+  beginDelivery(): Promise<void>;
+  /** How often a checkpoint is written (0: never). */
+  checkpointMs: number;
+}
+
+export async function deliverLongResult(
+  result: LongResult,
+  sink: DeliverySink,
+  control: DeliveryControl,
+): Promise<void> {
+  const { logger, requestId } = control;
+  let opened = false;
+  let failed = false;
+  const checkpoints = startCheckpoints(result, control);
+  try {
+    await control
+      .beginDelivery()
+      .catch((error: unknown) =>
+        logger.error({ err: error, requestId }, "in-flight record failed"),
+      );
+    sink.open(result);
+    opened = true;
+    await sink.pump(result, control.signal);
+  } catch (error) {
+    failed = true;
+    logger.warn({ err: error, requestId }, `${result.kind} ended with an error`);
+  } finally {
+    checkpoints.stop();
+    // Charge what was delivered, even when the client went away or the upstream broke
+    // mid-stream; an upstream failure before anything was delivered, or an answer that could
+    // not even start, is charged nothing. A stream that ran to its end settled itself.
+    if (!control.settled()) {
+      const usage = opened ? await result.usage().catch(() => undefined) : undefined;
+      const interrupted = result.interrupted?.() === true;
+      await (usage
+        ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
+        : control.release("upstream failed mid-stream")
+      ).catch((error: unknown) => logger.error({ err: error, requestId }, "settlement failed"));
+    }
+    control.lease.release();
+    sink.close(result, { failed, opened });
+  }
+}
+
+/**
+ * Writes a checkpoint of the delivered usage every `checkpointMs` while a long result runs, one
+ * at a time, so a process that dies mid-stream is settled at what it had delivered.
+ */
+function startCheckpoints(result: LongResult, control: DeliveryControl): { stop(): void } {
+  if (!control.checkpointMs) return { stop() {} };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    result
+      .usage()
+      .then((usage) => (usage ? control.checkpoint(usage) : undefined))
+      .catch((error: unknown) =>
+        control.logger.warn(
+          { err: error, requestId: control.requestId },
+          "usage checkpoint failed",
+        ),
+      )
+      .finally(() => {
+        busy = false;
+      });
+  }, control.checkpointMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

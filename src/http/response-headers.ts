@@ -1,0 +1,33 @@
+/**
+ * @module http/response-headers
+ * The headers every model answer shares, written in one place: the quota lease's limits, the
+ * endpoint's own headers, `x-switchyard-warnings` (settings that were changed, ignored or
+ * dropped, `; `-separated and bounded in length whatever the request held),
+ * `x-switchyard-cost-micros` and `x-switchyard-output-cap-lowered`. `x-switchyard-sandbox` is
+ * set as soon as a sandbox route is called, so error answers carry it too.
+ */
+import type { ModelCallHead } from "../core/model-call.ts";
+import { type CallWarning, formatWarning } from "../spec/index.ts";
+
+/** Set to `true` on every response the sandbox (not a real vendor) answered. */
+export const SANDBOX_HEADER = "x-switchyard-sandbox";
+
+const MAX_HEADER_CHARS = 4000;
+
+export function warningHeaders(warnings: readonly CallWarning[]): Record<string, string> {
+  if (warnings.length === 0) return {};
+  const notes = [...new Set(warnings.map(formatWarning))];
+  return { "x-switchyard-warnings": notes.join("; ").slice(0, MAX_HEADER_CHARS) };
+}
+
+/** The headers of a model answer; `costMicros` when it was charged before the body was sent. */
+export function answerHeaders(head: ModelCallHead, costMicros?: number): Record<string, string> {
+  return {
+    ...head.headers,
+    ...warningHeaders(head.warnings),
+    ...(costMicros !== undefined ? { "x-switchyard-cost-micros": String(costMicros) } : {}),
+    ...(head.outputCapLoweredTo !== undefined
+      ? { "x-switchyard-output-cap-lowered": String(head.outputCapLoweredTo) }
+      : {}),
+  };
+}
