@@ -1,6 +1,6 @@
 /**
  * @module endpoints/chat-completions/route
- * `POST /v1/chat/completions`: the endpoint declaration. The pipeline in `http/model-endpoint`
+ * `POST /v1/chat/completions`: the endpoint declaration. The pipeline in `core/model-call`
  * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
  */
 import type { ModelEndpoint } from "../../core/operation.ts";

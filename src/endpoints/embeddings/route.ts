@@ -1,7 +1,7 @@
 /**
  * @module endpoints/embeddings/route
  * `POST /v1/embeddings` (registered by `registerEmbeddingRoutes`): the endpoint declaration.
- * The pipeline in `http/model-endpoint` does auth, model checks, validation, quotas and the
+ * The pipeline in `core/model-call` does auth, model checks, validation, quotas and the
  * billing hold; `operation.ts` splits, calls and assembles.
  */
 import type { FastifyInstance } from "fastify";

@@ -11,7 +11,7 @@ import { modelNotFound } from "../../core/model-not-found.ts";
 import type { Services } from "../../core/services.ts";
 import { registerRoute } from "../../http/route.ts";
 
-/** Why a model cannot be served (see `http/model-availability.ts`), or `undefined`. */
+/** Why a model cannot be served (see `core/model-availability.ts`), or `undefined`. */
 export type Unavailability = (model: CatalogModel) => { code: string; message: string } | undefined;
 
 export function toOpenAIModel(model: CatalogModel, unavailable: Unavailability) {

@@ -1,7 +1,7 @@
 /**
  * @module endpoints/speech/route
  * `POST /v1/audio/speech`: the endpoint declaration, registered by `registerSpeechRoutes`. The
- * pipeline in `http/model-endpoint` does auth, model checks, validation, quotas and billing;
+ * pipeline in `core/model-call` does auth, model checks, validation, quotas and billing;
  * `operation.ts` does the work and answers with audio bytes.
  */
 import type { FastifyInstance } from "fastify";
