@@ -5,9 +5,9 @@
  * `n`, each chunk naming its choice's index). MCP reuses it.
  */
 import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
+import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
@@ -50,9 +50,7 @@ function chatModelFor(
   context: OperationContext,
   route: Parameters<Parameters<typeof attemptRoutes>[1]>[0],
 ) {
-  const chatModel = context.services.providers.chatModel(route);
-  if (!chatModel) throw new GatewayError("provider_not_configured", { model: context.model.id });
-  return chatModel;
+  return adapterFor(context.services.providers, "chatModel", route, context.model);
 }
 
 export async function runChatCompletion(

@@ -9,9 +9,9 @@
  */
 import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
 import type { ResolvedRoute } from "../../catalog/index.ts";
+import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type { CallWarning, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
 import { encodeEmbedding, fitDimensions } from "./encode-embedding.ts";
@@ -32,10 +32,8 @@ interface RouteOutcome {
   results: EmbeddingResult[];
 }
 
-function adapterFor(context: OperationContext, route: ResolvedRoute): EmbeddingModel {
-  const adapter = context.services.providers.embeddingModel(route);
-  if (!adapter) throw new GatewayError("provider_not_configured", { model: context.model.id });
-  return adapter;
+function embeddingAdapter(context: OperationContext, route: ResolvedRoute): EmbeddingModel {
+  return adapterFor(context.services.providers, "embeddingModel", route, context.model);
 }
 
 /** The parts this route's adapter needs: its input cap (and the catalog's), its token cap. */
@@ -65,7 +63,7 @@ async function embedOnRoute(
   dimensions: number | undefined,
   context: OperationContext,
 ): Promise<RouteOutcome> {
-  const adapter = adapterFor(context, route);
+  const adapter = embeddingAdapter(context, route);
   const parts = await planParts(texts, adapter, context.model.capabilities?.max_inputs_per_call);
   const results = await runEmbeddingBatch(
     parts,

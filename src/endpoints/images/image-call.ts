@@ -4,6 +4,7 @@
  * and shapes the parts of a result every image response shares.
  */
 import type { ResolvedRoute } from "../../catalog/index.ts";
+import { adapterFor } from "../../core/adapter-for.ts";
 import type { OperationContext } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
@@ -16,9 +17,10 @@ export async function callImageModel(
   return attemptRoutes(
     context.model,
     (route) => {
-      const model = context.services.providers.imageModel(route);
-      if (!model) throw new GatewayError("provider_not_configured", { model: context.model.id });
-      return call(model, route);
+      return call(
+        adapterFor(context.services.providers, "imageModel", route, context.model),
+        route,
+      );
     },
     logAttempts(context),
   );

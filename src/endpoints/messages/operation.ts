@@ -6,8 +6,8 @@
  */
 
 import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
+import { adapterFor } from "../../core/adapter-for.ts";
 import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -126,9 +126,7 @@ export async function runMessages(
           ? { kind: "native-stream", stream: await native.stream(call), warnings }
           : { kind: "native-json", result: await native.create(call), warnings };
       }
-      const chatModel = providers.chatModel(route);
-      if (!chatModel)
-        throw new GatewayError("provider_not_configured", { model: context.model.id });
+      const chatModel = adapterFor(providers, "chatModel", route, context.model);
       const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
       const rules = chatModelRules(context.model);
       if (rules) options.modelRules = rules;

@@ -7,9 +7,9 @@
  * charged nothing and cuts the response.
  */
 
+import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type { SpeechResult } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
@@ -54,10 +54,12 @@ export async function runSpeech(
   const peeked = await attemptRoutes(
     context.model,
     async (route) => {
-      const speechModel = context.services.providers.speechModel(route);
-      if (!speechModel) {
-        throw new GatewayError("provider_not_configured", { model: context.model.id });
-      }
+      const speechModel = adapterFor(
+        context.services.providers,
+        "speechModel",
+        route,
+        context.model,
+      );
       result = await speechModel.doSpeech({
         upstreamModel: route.upstreamModel,
         text: body.input,
