@@ -15,7 +15,7 @@ import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
 import type { LongResult, ModelEndpoint } from "./operation.ts";
 import { holdRequest } from "./output-cap.ts";
-import { requestedModel, resolveModel } from "./resolve-model.ts";
+import { type ModelTarget, requestedModel, resolveModel } from "./resolve-model.ts";
 import type { Services } from "./services.ts";
 import { compileValidator } from "./validate.ts";
 
@@ -48,7 +48,7 @@ export interface ModelCallHead {
   /** True when a sandbox route took part. */
   sandbox: boolean;
   /** Set when the output cap was lowered to fit the balance. */
-  outputCapLoweredTo?: number;
+  outputCapLoweredTo: number | undefined;
 }
 
 export type ModelCallOutcome =
@@ -73,25 +73,27 @@ export function prepareModelEndpoint<S extends TSchema>(
   endpoint: ModelEndpoint<S>,
 ): PreparedEndpoint<S> {
   const validate = compileValidator(endpoint.body, { nullMeansAbsent: endpoint.nullMeansAbsent });
+  const target: ModelTarget = {
+    kinds: endpoint.kinds,
+    path: endpoint.path,
+    unknownModel: endpoint.unknownModel,
+  };
   return {
     endpoint,
     validate,
-    call: (input) => runModelCall(services, endpoint, validate, input),
+    call: (input) => runModelCall(services, endpoint, target, validate, input),
   };
 }
 
 async function runModelCall<S extends TSchema>(
   services: Services,
   endpoint: ModelEndpoint<S>,
+  target: ModelTarget,
   validate: (body: unknown) => Static<S>,
   input: ModelCallInput,
 ): Promise<ModelCallOutcome> {
   const { caller, requestId, started } = input;
-  const model = resolveModel(services, caller.key, requestedModel(input.body), {
-    kinds: endpoint.kinds,
-    path: endpoint.path,
-    unknownModel: endpoint.unknownModel,
-  });
+  const model = resolveModel(services, caller.key, requestedModel(input.body), target);
   const validated = validate(input.body);
   endpoint.validateForModel?.(validated, model);
 
@@ -108,18 +110,6 @@ async function runModelCall<S extends TSchema>(
     });
     return settlement;
   };
-  const log = (status: number, extra: { aborted?: boolean } = {}) =>
-    logCompleted(services, {
-      requestId,
-      model,
-      path: endpoint.path,
-      via: input.via,
-      status,
-      started,
-      ttfbMs: (upstreamAnsweredAt ?? performance.now()) - started,
-      costMicros: settlement?.costMicros ?? 0,
-      ...extra,
-    });
   try {
     let body = validated;
     let outputCapLoweredTo: number | undefined;
@@ -151,29 +141,31 @@ async function runModelCall<S extends TSchema>(
       },
     });
     upstreamAnsweredAt = performance.now();
-    const head = (status: number): ModelCallHead => ({
+    const ttfbMs = upstreamAnsweredAt - started;
+    const head: ModelCallHead = {
       model,
-      status,
-      headers: { ...lease.headers, ...result.headers },
+      status: 200,
+      headers: result.headers ? { ...lease.headers, ...result.headers } : lease.headers,
       warnings: result.warnings ?? [],
       sandbox,
-      ...(outputCapLoweredTo !== undefined ? { outputCapLoweredTo } : {}),
-    });
+      outputCapLoweredTo,
+    };
     if (result.kind === "accepted") {
-      log(result.status);
+      head.status = result.status;
+      logCompleted(services, endpoint, input, model, head.status, ttfbMs, 0);
       lease.release();
-      return { ...head(result.status), kind: "accepted", body: result.body, costMicros: 0 };
+      return { ...head, kind: "accepted", body: result.body, costMicros: 0 };
     }
     if (result.kind === "json") {
       const { costMicros } = await settle(result.usage);
-      const status = result.status ?? 200;
-      log(status);
+      head.status = result.status ?? 200;
+      logCompleted(services, endpoint, input, model, head.status, ttfbMs, costMicros);
       lease.release();
-      return { ...head(status), kind: "json", body: result.body, costMicros };
+      return { ...head, kind: "json", body: result.body, costMicros };
     }
     const held = reservation!;
     return {
-      ...head(200),
+      ...head,
       kind: "long",
       result,
       deliver: async (sink) => {
@@ -189,8 +181,9 @@ async function runModelCall<S extends TSchema>(
           settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
-        log(200, input.signal.aborted ? { aborted: true } : {});
-        return settlement?.costMicros ?? 0;
+        const costMicros = settlement?.costMicros ?? 0;
+        logCompleted(services, endpoint, input, model, 200, ttfbMs, costMicros);
+        return costMicros;
       },
     };
   } catch (error) {
@@ -202,29 +195,24 @@ async function runModelCall<S extends TSchema>(
 
 function logCompleted(
   services: Services,
-  entry: {
-    requestId: string;
-    model: CatalogModel;
-    path: string;
-    via: "http" | "mcp";
-    status: number;
-    started: number;
-    ttfbMs: number;
-    costMicros: number;
-    aborted?: boolean;
-  },
+  endpoint: { path: string },
+  input: ModelCallInput,
+  model: CatalogModel,
+  status: number,
+  ttfbMs: number,
+  costMicros: number,
 ): void {
   services.logger.info(
     {
-      requestId: entry.requestId,
-      model: entry.model.id,
-      path: entry.path,
-      ...(entry.via === "http" ? {} : { via: entry.via }),
-      status: entry.status,
-      latencyMs: Math.round(performance.now() - entry.started),
-      ttfbMs: Math.round(entry.ttfbMs),
-      costMicros: entry.costMicros,
-      ...(entry.aborted ? { aborted: true } : {}),
+      requestId: input.requestId,
+      model: model.id,
+      path: endpoint.path,
+      ...(input.via === "http" ? {} : { via: input.via }),
+      status,
+      latencyMs: Math.round(performance.now() - input.started),
+      ttfbMs: Math.round(ttfbMs),
+      costMicros,
+      ...(input.signal.aborted ? { aborted: true } : {}),
     },
     "request completed",
   );

@@ -22,12 +22,10 @@ export function warningHeaders(warnings: readonly CallWarning[]): Record<string,
 
 /** The headers of a model answer; `costMicros` when it was charged before the body was sent. */
 export function answerHeaders(head: ModelCallHead, costMicros?: number): Record<string, string> {
-  return {
-    ...head.headers,
-    ...warningHeaders(head.warnings),
-    ...(costMicros !== undefined ? { "x-switchyard-cost-micros": String(costMicros) } : {}),
-    ...(head.outputCapLoweredTo !== undefined
-      ? { "x-switchyard-output-cap-lowered": String(head.outputCapLoweredTo) }
-      : {}),
-  };
+  const headers: Record<string, string> = { ...head.headers };
+  if (head.warnings.length > 0) Object.assign(headers, warningHeaders(head.warnings));
+  if (costMicros !== undefined) headers["x-switchyard-cost-micros"] = String(costMicros);
+  if (head.outputCapLoweredTo !== undefined)
+    headers["x-switchyard-output-cap-lowered"] = String(head.outputCapLoweredTo);
+  return headers;
 }
