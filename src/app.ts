@@ -4,6 +4,7 @@
  * Tests call it with their own services; `main.ts` with the real ones.
  */
 import type { FastifyInstance } from "fastify";
+import { createModelCallRunner } from "./core/model-call-runner.ts";
 import { createModelEndpointSet } from "./core/model-endpoints.ts";
 import type { Services } from "./core/services.ts";
 import { registerAccountRoutes } from "./endpoints/account/routes.ts";
@@ -19,6 +20,7 @@ import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
+import { registerMcpRoutes } from "./mcp/routes.ts";
 
 export function buildApp(
   services: Services,
@@ -50,6 +52,12 @@ export function buildApp(
   registerImageEditRoutes(app, services);
   registerVideoRoutes(app, services);
   registerModelRoutes(app, services);
+
+  // The same capabilities as MCP tools, through the same core
+  registerMcpRoutes(app, services, {
+    runner: createModelCallRunner(app.modelEndpoints),
+    endpoints: app.modelEndpoints,
+  });
 
   // Accounts and operators
   registerAccountRoutes(app, services);

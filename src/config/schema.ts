@@ -188,6 +188,19 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    mcp: Type.Object(
+      {
+        /** Serve the MCP endpoint at `/mcp`. */
+        enabled: Type.Boolean({ default: true }),
+        /** A session without a request for this long is closed (the client starts a new one). */
+        session_idle_seconds: Type.Integer({ minimum: 10, maximum: 86_400, default: 1800 }),
+        /** Most open sessions per key; a new one closes the key's least recently used. */
+        max_sessions_per_key: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+        /** Browser origins allowed to call `/mcp` (a request with another `Origin` gets 403). */
+        allowed_origins: Type.Array(Type.String(), { default: [] }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /**
      * Requested model id → catalog model id, for clients that ask for models by their own names
      * (a coding assistant asking for `claude-opus-4-8`). Keys may end in `*` (`claude-*`).

@@ -53,7 +53,7 @@ const ERROR_SCHEMA = {
 };
 
 /** Drops TypeBox's symbol keys and `$id`-free copies the schema into plain JSON. */
-function plain(schema: TSchema): Record<string, unknown> {
+export function plainSchema(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 }
 
@@ -75,7 +75,7 @@ export function buildOpenApiDocument(
       schema: { type: "string" },
     }));
     if (doc.query) {
-      const properties = (plain(doc.query).properties ?? {}) as Record<
+      const properties = (plainSchema(doc.query).properties ?? {}) as Record<
         string,
         Record<string, unknown>
       >;
@@ -85,7 +85,11 @@ export function buildOpenApiDocument(
     const successStatus = String(doc.successStatus ?? 200);
     const responseContent = doc.responseContentType
       ? { [doc.responseContentType]: { schema: { type: "string", format: "binary" } } }
-      : { "application/json": { schema: doc.response ? plain(doc.response) : { type: "object" } } };
+      : {
+          "application/json": {
+            schema: doc.response ? plainSchema(doc.response) : { type: "object" },
+          },
+        };
     paths[path] ??= {};
     paths[path][doc.method.toLowerCase()] = {
       summary: doc.summary,
@@ -96,7 +100,9 @@ export function buildOpenApiDocument(
         ? {
             requestBody: {
               required: true,
-              content: { [doc.bodyContentType ?? "application/json"]: { schema: plain(doc.body) } },
+              content: {
+                [doc.bodyContentType ?? "application/json"]: { schema: plainSchema(doc.body) },
+              },
             },
           }
         : {}),

@@ -24,7 +24,7 @@ function parseTime(value: string | undefined, param: string): number | undefined
   return millis;
 }
 
-function describeUsage(record: UsageRecord) {
+export function describeUsage(record: UsageRecord) {
   return {
     request_id: record.requestId,
     model: record.model,
@@ -52,6 +52,58 @@ function describeUsage(record: UsageRecord) {
   };
 }
 
+/** The balance body of `GET /v1/account/balance` (also the MCP `get_balance` tool). */
+export async function accountBalance(services: Services, accountId: string) {
+  const account = await services.store.findAccountById(accountId);
+  if (!account) throw new GatewayError("invalid_api_key");
+  return {
+    object: "balance" as const,
+    balance_micros: account.balanceMicros,
+    held_micros: account.heldMicros,
+    available_micros: account.balanceMicros - account.heldMicros,
+    currency: "USD" as const,
+  };
+}
+
+/** What `GET /v1/account/usage` reads (also the MCP `get_usage` tool). */
+export interface UsageQuery {
+  from?: string;
+  to?: string;
+  model?: string;
+  key?: string;
+  group_by?: "day" | "model" | "key";
+  limit?: string;
+}
+
+/** The body of `GET /v1/account/usage`: records newest first, or totals by day, model or key. */
+export async function accountUsage(services: Services, accountId: string, query: UsageQuery) {
+  const filter = {
+    accountId,
+    from: parseTime(query.from, "from"),
+    to: parseTime(query.to, "to"),
+    model: query.model,
+    keyId: query.key,
+    limit: Math.min(1000, Number(query.limit ?? 100) || 100),
+  };
+  if (query.group_by) {
+    const groupBy = query.group_by;
+    const groups = await services.store.groupUsage(filter, groupBy);
+    return {
+      object: "list" as const,
+      group_by: groupBy,
+      data: groups.map((group) => ({
+        [groupBy]: group.group,
+        requests: group.requests,
+        input_tokens: group.inputTokens,
+        output_tokens: group.outputTokens,
+        cost_micros: group.costMicros,
+      })),
+    };
+  }
+  const records = await services.store.listUsage(filter);
+  return { object: "list" as const, data: records.map(describeUsage) };
+}
+
 export function registerBillingRoutes(app: FastifyInstance, services: Services): void {
   registerRoute(app, services, {
     method: "GET",
@@ -59,17 +111,7 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
     summary: "Balance, open holds and available balance in integer micro-USD.",
     tags: ["billing"],
     auth: "account",
-    async handler({ caller }) {
-      const account = await services.store.findAccountById(caller.accountId);
-      if (!account) throw new GatewayError("invalid_api_key");
-      return {
-        object: "balance",
-        balance_micros: account.balanceMicros,
-        held_micros: account.heldMicros,
-        available_micros: account.balanceMicros - account.heldMicros,
-        currency: "USD",
-      };
-    },
+    handler: ({ caller }) => accountBalance(services, caller.accountId),
   });
 
   registerRoute(app, services, {
@@ -92,32 +134,7 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
         Type.String({ pattern: "^[0-9]+$", description: "At most 1000; default 100." }),
       ),
     }),
-    async handler({ caller, query }) {
-      const filter = {
-        accountId: caller.accountId,
-        from: parseTime(query.from, "from"),
-        to: parseTime(query.to, "to"),
-        model: query.model,
-        keyId: query.key,
-        limit: Math.min(1000, Number(query.limit ?? 100) || 100),
-      };
-      if (query.group_by) {
-        const groups = await services.store.groupUsage(filter, query.group_by);
-        return {
-          object: "list",
-          group_by: query.group_by,
-          data: groups.map((group) => ({
-            [query.group_by as string]: group.group,
-            requests: group.requests,
-            input_tokens: group.inputTokens,
-            output_tokens: group.outputTokens,
-            cost_micros: group.costMicros,
-          })),
-        };
-      }
-      const records = await services.store.listUsage(filter);
-      return { object: "list", data: records.map(describeUsage) };
-    },
+    handler: ({ caller, query }) => accountUsage(services, caller.accountId, query),
   });
 
   registerRoute(app, services, {

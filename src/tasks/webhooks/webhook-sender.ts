@@ -50,7 +50,7 @@ export interface WebhookDeliveryResult extends WebhookAttempt {
 }
 
 /** A lookup that answers only with the addresses already checked, whatever DNS says now. */
-function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
   return (_hostname, options: LookupOptions, callback) => {
     const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : options.family;
     const usable = family ? addresses.filter((entry) => entry.family === family) : addresses;

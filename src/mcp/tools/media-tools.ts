@@ -1,0 +1,202 @@
+/**
+ * @module mcp/tools/media-tools
+ * `generate_image`, `edit_image` and `synthesize_speech`: the image and speech endpoints as
+ * tools, run by the same core as HTTP. The tool takes one simple shape and builds the body the
+ * model's family speaks (DashScope for `pictor`, the OpenAI images body for the others), so an
+ * agent does not need to know the protocols.
+ */
+import { Type } from "@sinclair/typebox";
+import { UploadedFile } from "../../endpoints/images/schema.ts";
+import { fetchImage } from "../fetch-image.ts";
+import { type ContentBlock, defineTool, structuredResult, type ToolContext } from "../tool.ts";
+
+const ImageSource = Type.Object(
+  {
+    url: Type.Optional(Type.String({ description: "An http(s) URL on a public address." })),
+    base64: Type.Optional(Type.String({ description: "The image bytes, base64 (or a data URL)." })),
+  },
+  { additionalProperties: false, description: "Exactly one of `url` and `base64`." },
+);
+
+const ImagesOutput = Type.Object({
+  model: Type.String(),
+  images: Type.Array(
+    Type.Object({ url: Type.Optional(Type.String()), mime_type: Type.Optional(Type.String()) }),
+  ),
+  cost_micros: Type.Integer(),
+});
+
+/** The family of the model a name means for this key (undefined: the core will refuse it). */
+function familyOf(context: ToolContext, name: string): string | undefined {
+  return context.services.catalog.resolve(name, context.caller.key.modelAliases)?.family;
+}
+
+/** Image results as content: links as resource links, base64 images as image blocks. */
+function imageBlocks(images: { url?: string; b64_json?: string }[], mimeType: string) {
+  const blocks: ContentBlock[] = [];
+  const listed: { url?: string; mime_type?: string }[] = [];
+  images.forEach((image, index) => {
+    if (image.url) {
+      blocks.push({ type: "resource_link", uri: image.url, name: `image-${index + 1}`, mimeType });
+      listed.push({ url: image.url, mime_type: mimeType });
+    } else if (image.b64_json) {
+      blocks.push({ type: "image", data: image.b64_json, mimeType });
+      listed.push({ mime_type: mimeType });
+    }
+  });
+  return { blocks, listed };
+}
+
+export const generateImageTool = defineTool({
+  name: "generate_image",
+  title: "Generate images",
+  description:
+    "Generate images from a text prompt with an image model (pictor-*, imgmodel-*, legacy-img-2). Billed per image; links from pictor models stay valid 24 hours. Use quote to see the price first.",
+  input: Type.Object(
+    {
+      model: Type.String(),
+      prompt: Type.String({ minLength: 1 }),
+      size: Type.Optional(
+        Type.String({ description: "`1024x1024` style (`1024*1024` for pictor also works)." }),
+      ),
+      n: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+    },
+    { additionalProperties: false },
+  ),
+  output: ImagesOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+  async run(args, context) {
+    const pictor = familyOf(context, args.model) === "pictor";
+    const body = pictor
+      ? {
+          model: args.model,
+          input: { messages: [{ role: "user", content: [{ text: args.prompt }] }] },
+          ...(args.size || args.n
+            ? {
+                parameters: {
+                  ...(args.size ? { size: args.size.replace("x", "*") } : {}),
+                  ...(args.n ? { n: args.n } : {}),
+                },
+              }
+            : {}),
+        }
+      : { ...args, ...(args.size ? { size: args.size.replace("*", "x") } : {}) };
+    const answer = await context.runner.run("/v1/images/generations", {
+      caller: context.caller,
+      requestId: context.requestId,
+      signal: context.signal,
+      body,
+    });
+    const images = pictor
+      ? (
+          answer.body as { output: { choices: { message: { content: { image: string }[] } }[] } }
+        ).output.choices.flatMap((choice) =>
+          choice.message.content.map((item) => ({ url: item.image })),
+        )
+      : (answer.body as { data: { url?: string; b64_json?: string }[] }).data;
+    const format = (answer.body as { output_format?: string }).output_format ?? "png";
+    const { blocks, listed } = imageBlocks(images, `image/${format}`);
+    return structuredResult(
+      { model: answer.model, images: listed, cost_micros: answer.costMicros },
+      blocks,
+    );
+  },
+});
+
+export const editImageTool = defineTool({
+  name: "edit_image",
+  title: "Edit images",
+  description:
+    "Edit one or more images with a prompt (imgmodel-*, legacy-img-2), optionally with a PNG mask whose transparent pixels mark what to change. Images are given by public URL or base64. Billed per image.",
+  input: Type.Object(
+    {
+      model: Type.String(),
+      prompt: Type.String({ minLength: 1 }),
+      images: Type.Array(ImageSource, { minItems: 1, maxItems: 16 }),
+      mask: Type.Optional(ImageSource),
+      size: Type.Optional(Type.String()),
+      n: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+    },
+    { additionalProperties: false },
+  ),
+  output: ImagesOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+  async run(args, context) {
+    const policy = {
+      allowLoopback: context.services.config.webhooks.allow_loopback,
+      allowPrivate: context.services.config.webhooks.allow_private_addresses,
+    };
+    const upload = async (source: { url?: string; base64?: string }, field: string) => {
+      const image = await fetchImage(source, field, policy);
+      return new UploadedFile(field, image.filename, image.contentType, image.bytes);
+    };
+    const images = await Promise.all(
+      args.images.map((source, index) => upload(source, `images[${index}]`)),
+    );
+    const body = {
+      model: args.model,
+      prompt: args.prompt,
+      image: images,
+      ...(args.mask ? { mask: await upload(args.mask, "mask") } : {}),
+      ...(args.size ? { size: args.size } : {}),
+      ...(args.n ? { n: args.n } : {}),
+    };
+    const answer = await context.runner.run("/v1/images/edits", {
+      caller: context.caller,
+      requestId: context.requestId,
+      signal: context.signal,
+      body,
+    });
+    const result = answer.body as {
+      data: { url?: string; b64_json?: string }[];
+      output_format?: string;
+    };
+    const { blocks, listed } = imageBlocks(result.data, `image/${result.output_format ?? "png"}`);
+    return structuredResult(
+      { model: answer.model, images: listed, cost_micros: answer.costMicros },
+      blocks,
+    );
+  },
+});
+
+export const speechTool = defineTool({
+  name: "synthesize_speech",
+  title: "Synthesize speech",
+  description:
+    "Turn text into spoken audio with a speech model (tts3-*), returned as an MCP audio block (MP3 by default, or WAV). Billed per character.",
+  input: Type.Object(
+    {
+      model: Type.String(),
+      input: Type.String({ minLength: 1, maxLength: 4096 }),
+      voice: Type.String({ description: "A voice of the model, e.g. Cherry (or alloy)." }),
+      response_format: Type.Optional(Type.Union([Type.Literal("mp3"), Type.Literal("wav")])),
+      speed: Type.Optional(Type.Number()),
+    },
+    { additionalProperties: false },
+  ),
+  output: Type.Object({
+    model: Type.String(),
+    mime_type: Type.String(),
+    bytes: Type.Integer(),
+    cost_micros: Type.Integer(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+  async run(args, context) {
+    const answer = await context.runner.run("/v1/audio/speech", {
+      caller: context.caller,
+      requestId: context.requestId,
+      signal: context.signal,
+      body: args,
+    });
+    const audio = answer.binary ?? { contentType: "audio/mpeg", bytes: Buffer.alloc(0) };
+    return structuredResult(
+      {
+        model: answer.model,
+        mime_type: audio.contentType,
+        bytes: audio.bytes.length,
+        cost_micros: answer.costMicros,
+      },
+      [{ type: "audio", data: audio.bytes.toString("base64"), mimeType: audio.contentType }],
+    );
+  },
+});
