@@ -53,11 +53,12 @@ describe("MCP transport", () => {
   afterAll(() => gateway?.close());
 
   it("no key or a wrong key: 401 with a Bearer challenge, a JSON-RPC error and no session", async () => {
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       {},
       { authorization: "Bearer sk-wrong" },
       { authorization: "Basic abc" },
-    ]) {
+    ];
+    for (const headers of cases) {
       const response = await post(INITIALIZE, headers);
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);

@@ -280,7 +280,8 @@ describe("MCP endpoint", () => {
       name: "generate_video_and_wait",
       arguments: { idea: "a cat surfing" },
     });
-    expect((prompt.messages[0]?.content as { text: string }).text).toContain("a cat surfing");
+    const [message] = prompt.messages;
+    expect((message!.content as { text: string }).text).toContain("a cat surfing");
     await expect(client.getPrompt({ name: "pick_model", arguments: {} })).rejects.toThrow(/task/);
   });
 
