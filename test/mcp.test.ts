@@ -40,7 +40,11 @@ describe("MCP endpoint", () => {
     const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 });
     const blocks = result.content as Block[];
     expect(result.isError, blocks.map((block) => block.text).join("\n")).toBeFalsy();
-    return { structured: result.structuredContent as Record<string, unknown>, blocks };
+    return {
+      structured: result.structuredContent as Record<string, unknown>,
+      blocks,
+      meta: result._meta,
+    };
   };
 
   beforeAll(async () => {
@@ -85,7 +89,7 @@ describe("MCP endpoint", () => {
   });
 
   it("chat answers the model's reply with usage and cost", async () => {
-    const { structured, blocks } = await call("chat", {
+    const { structured, blocks, meta } = await call("chat", {
       model: "gpt-4o-mini",
       messages: [{ role: "user", content: "Say hello" }],
       max_tokens: 50,
@@ -94,6 +98,8 @@ describe("MCP endpoint", () => {
     expect(typeof structured.content).toBe("string");
     expect(structured.cost_micros).toBeGreaterThan(0);
     expect(blocks[0]?.text).toBe(structured.content);
+    // The sandbox answered: marked, as HTTP marks it with x-switchyard-sandbox.
+    expect(meta?.["switchyard/sandbox"]).toBe(true);
   });
 
   it("generate_image returns links (pictor) and images (imgmodel)", async () => {
@@ -211,6 +217,7 @@ describe("MCP endpoint", () => {
 
   it("get_balance, get_usage, list_models and quote answer as the HTTP API does", async () => {
     const balance = await call("get_balance", {});
+    expect(balance.meta).toBeUndefined();
     const http = await (await gateway.request("/v1/account/balance", { key })).json();
     expect(balance.structured).toEqual(http);
 

@@ -24,6 +24,22 @@ export interface ToolResult {
   content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * What the HTTP API sends in headers, as result metadata: `switchyard/sandbox` when the sandbox
+ * (not a vendor) answered (`x-switchyard-sandbox`), `switchyard/warnings` for settings that were
+ * changed or dropped (`x-switchyard-warnings`).
+ */
+export function withAnswerMeta(
+  result: ToolResult,
+  answer: { sandbox: boolean; warnings: readonly string[] },
+): ToolResult {
+  const meta: Record<string, unknown> = {};
+  if (answer.sandbox) meta["switchyard/sandbox"] = true;
+  if (answer.warnings.length > 0) meta["switchyard/warnings"] = answer.warnings;
+  return Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result;
 }
 
 /** What a tool call runs with: the caller of this HTTP request, never one from the arguments. */

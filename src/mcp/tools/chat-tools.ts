@@ -4,7 +4,7 @@
  * the same core as HTTP (same validation, quotas, hold, settlement, usage record and errors).
  */
 import { Type } from "@sinclair/typebox";
-import { defineTool, structuredResult } from "../tool.ts";
+import { defineTool, structuredResult, withAnswerMeta } from "../tool.ts";
 
 const Usage = Type.Object({
   prompt_tokens: Type.Integer(),
@@ -65,16 +65,19 @@ export const chatTool = defineTool({
     const completion = answer.body as ChatCompletion;
     const choice = completion.choices[0];
     const content = choice?.message.content ?? null;
-    return structuredResult(
-      {
-        model: completion.model,
-        content,
-        finish_reason: choice?.finish_reason ?? "stop",
-        usage: completion.usage,
-        cost_micros: answer.costMicros,
-        ...(answer.warnings.length ? { warnings: answer.warnings } : {}),
-      },
-      content ? [{ type: "text", text: content }] : [],
+    return withAnswerMeta(
+      structuredResult(
+        {
+          model: completion.model,
+          content,
+          finish_reason: choice?.finish_reason ?? "stop",
+          usage: completion.usage,
+          cost_micros: answer.costMicros,
+          ...(answer.warnings.length ? { warnings: answer.warnings } : {}),
+        },
+        content ? [{ type: "text", text: content }] : [],
+      ),
+      answer,
     );
   },
 });
@@ -118,20 +121,23 @@ export const embeddingsTool = defineTool({
       usage: { prompt_tokens: number; total_tokens: number };
     };
     const embeddings = list.data.map((item) => item.embedding);
-    return {
-      content: [
-        {
-          type: "text",
-          text: `${embeddings.length} vector(s) of ${embeddings[0]?.length ?? 0} dimensions from ${list.model}; cost ${answer.costMicros} µUSD. The vectors are in the structured content.`,
+    return withAnswerMeta(
+      {
+        content: [
+          {
+            type: "text",
+            text: `${embeddings.length} vector(s) of ${embeddings[0]?.length ?? 0} dimensions from ${list.model}; cost ${answer.costMicros} µUSD. The vectors are in the structured content.`,
+          },
+        ],
+        structuredContent: {
+          model: list.model,
+          dimensions: embeddings[0]?.length ?? 0,
+          embeddings,
+          usage: list.usage,
+          cost_micros: answer.costMicros,
         },
-      ],
-      structuredContent: {
-        model: list.model,
-        dimensions: embeddings[0]?.length ?? 0,
-        embeddings,
-        usage: list.usage,
-        cost_micros: answer.costMicros,
       },
-    };
+      answer,
+    );
   },
 });

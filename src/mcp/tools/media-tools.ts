@@ -8,7 +8,13 @@
 import { Type } from "@sinclair/typebox";
 import { UploadedFile } from "../../endpoints/images/schema.ts";
 import { fetchImage } from "../fetch-image.ts";
-import { type ContentBlock, defineTool, structuredResult, type ToolContext } from "../tool.ts";
+import {
+  type ContentBlock,
+  defineTool,
+  structuredResult,
+  type ToolContext,
+  withAnswerMeta,
+} from "../tool.ts";
 
 const ImageSource = Type.Object(
   {
@@ -96,9 +102,12 @@ export const generateImageTool = defineTool({
       : (answer.body as { data: { url?: string; b64_json?: string }[] }).data;
     const format = (answer.body as { output_format?: string }).output_format ?? "png";
     const { blocks, listed } = imageBlocks(images, `image/${format}`);
-    return structuredResult(
-      { model: answer.model, images: listed, cost_micros: answer.costMicros },
-      blocks,
+    return withAnswerMeta(
+      structuredResult(
+        { model: answer.model, images: listed, cost_micros: answer.costMicros },
+        blocks,
+      ),
+      answer,
     );
   },
 });
@@ -152,9 +161,12 @@ export const editImageTool = defineTool({
       output_format?: string;
     };
     const { blocks, listed } = imageBlocks(result.data, `image/${result.output_format ?? "png"}`);
-    return structuredResult(
-      { model: answer.model, images: listed, cost_micros: answer.costMicros },
-      blocks,
+    return withAnswerMeta(
+      structuredResult(
+        { model: answer.model, images: listed, cost_micros: answer.costMicros },
+        blocks,
+      ),
+      answer,
     );
   },
 });
@@ -189,14 +201,17 @@ export const speechTool = defineTool({
       body: args,
     });
     const audio = answer.binary ?? { contentType: "audio/mpeg", bytes: Buffer.alloc(0) };
-    return structuredResult(
-      {
-        model: answer.model,
-        mime_type: audio.contentType,
-        bytes: audio.bytes.length,
-        cost_micros: answer.costMicros,
-      },
-      [{ type: "audio", data: audio.bytes.toString("base64"), mimeType: audio.contentType }],
+    return withAnswerMeta(
+      structuredResult(
+        {
+          model: answer.model,
+          mime_type: audio.contentType,
+          bytes: audio.bytes.length,
+          cost_micros: answer.costMicros,
+        },
+        [{ type: "audio", data: audio.bytes.toString("base64"), mimeType: audio.contentType }],
+      ),
+      answer,
     );
   },
 });

@@ -9,7 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { GatewayError } from "../../errors/index.ts";
 import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask } from "../../tasks/index.ts";
-import { defineTool, structuredResult, type ToolContext } from "../tool.ts";
+import { defineTool, structuredResult, type ToolContext, withAnswerMeta } from "../tool.ts";
 
 const FINAL = new Set(["succeeded", "failed", "canceled", "expired"]);
 const MAX_WAIT_SECONDS = 600;
@@ -118,7 +118,7 @@ export const generateVideoTool = defineTool({
       }
       if (FINAL.has(task.status)) await context.progress(100, 100, `video task ${task.status}`);
     }
-    return taskResult(task);
+    return withAnswerMeta(taskResult(task), answer);
   },
 });
 
