@@ -69,6 +69,16 @@ export interface McpTool<I extends TObject = TObject> {
   run(args: Static<I>, context: ToolContext): Promise<ToolResult>;
 }
 
+/** Runs a model endpoint's request as the tool's caller, through the same core as HTTP. */
+export function runEndpoint(context: ToolContext, path: string, body: unknown) {
+  return context.runner.run(path, {
+    caller: context.caller,
+    requestId: context.requestId,
+    signal: context.signal,
+    body,
+  });
+}
+
 /** Declares a tool with its argument type inferred from its input schema. */
 export function defineTool<I extends TObject>(tool: McpTool<I>): McpTool {
   return tool as unknown as McpTool;

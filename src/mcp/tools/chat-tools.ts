@@ -4,7 +4,7 @@
  * the same core as HTTP (same validation, quotas, hold, settlement, usage record and errors).
  */
 import { Type } from "@sinclair/typebox";
-import { defineTool, structuredResult, withAnswerMeta } from "../tool.ts";
+import { defineTool, runEndpoint, structuredResult, withAnswerMeta } from "../tool.ts";
 
 const Usage = Type.Object({
   prompt_tokens: Type.Integer(),
@@ -56,12 +56,7 @@ export const chatTool = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(args, context) {
-    const answer = await context.runner.run("/v1/chat/completions", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body: { ...args, stream: false },
-    });
+    const answer = await runEndpoint(context, "/v1/chat/completions", { ...args, stream: false });
     const completion = answer.body as ChatCompletion;
     const choice = completion.choices[0];
     const content = choice?.message.content ?? null;
@@ -109,11 +104,9 @@ export const embeddingsTool = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(args, context) {
-    const answer = await context.runner.run("/v1/embeddings", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body: { ...args, encoding_format: "float" },
+    const answer = await runEndpoint(context, "/v1/embeddings", {
+      ...args,
+      encoding_format: "float",
     });
     const list = answer.body as {
       model: string;

@@ -6,11 +6,13 @@
  * agent does not need to know the protocols.
  */
 import { Type } from "@sinclair/typebox";
+import type { ModelCallAnswer } from "../../core/model-call-runner.ts";
 import { UploadedFile } from "../../endpoints/images/schema.ts";
 import { fetchImage } from "../fetch-image.ts";
 import {
   type ContentBlock,
   defineTool,
+  runEndpoint,
   structuredResult,
   type ToolContext,
   withAnswerMeta,
@@ -37,8 +39,15 @@ function familyOf(context: ToolContext, name: string): string | undefined {
   return context.services.catalog.resolve(name, context.caller.key.modelAliases)?.family;
 }
 
-/** Image results as content: links as resource links, base64 images as image blocks. */
-function imageBlocks(images: { url?: string; b64_json?: string }[], mimeType: string) {
+type ImageItem = { url?: string; b64_json?: string };
+
+/**
+ * An images answer as a tool result: links as resource links, base64 images as image blocks,
+ * and `{model, images, cost_micros}` as structured content.
+ */
+function imagesResult(answer: ModelCallAnswer, images: ImageItem[]) {
+  const format = (answer.body as { output_format?: string }).output_format ?? "png";
+  const mimeType = `image/${format}`;
   const blocks: ContentBlock[] = [];
   const listed: { url?: string; mime_type?: string }[] = [];
   images.forEach((image, index) => {
@@ -50,7 +59,8 @@ function imageBlocks(images: { url?: string; b64_json?: string }[], mimeType: st
       listed.push({ mime_type: mimeType });
     }
   });
-  return { blocks, listed };
+  const structured = { model: answer.model, images: listed, cost_micros: answer.costMicros };
+  return withAnswerMeta(structuredResult(structured, blocks), answer);
 }
 
 export const generateImageTool = defineTool({
@@ -87,28 +97,15 @@ export const generateImageTool = defineTool({
             : {}),
         }
       : { ...args, ...(args.size ? { size: args.size.replace("*", "x") } : {}) };
-    const answer = await context.runner.run("/v1/images/generations", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body,
-    });
+    const answer = await runEndpoint(context, "/v1/images/generations", body);
     const images = pictor
       ? (
           answer.body as { output: { choices: { message: { content: { image: string }[] } }[] } }
         ).output.choices.flatMap((choice) =>
           choice.message.content.map((item) => ({ url: item.image })),
         )
-      : (answer.body as { data: { url?: string; b64_json?: string }[] }).data;
-    const format = (answer.body as { output_format?: string }).output_format ?? "png";
-    const { blocks, listed } = imageBlocks(images, `image/${format}`);
-    return withAnswerMeta(
-      structuredResult(
-        { model: answer.model, images: listed, cost_micros: answer.costMicros },
-        blocks,
-      ),
-      answer,
-    );
+      : (answer.body as { data: ImageItem[] }).data;
+    return imagesResult(answer, images);
   },
 });
 
@@ -150,24 +147,8 @@ export const editImageTool = defineTool({
       ...(args.size ? { size: args.size } : {}),
       ...(args.n ? { n: args.n } : {}),
     };
-    const answer = await context.runner.run("/v1/images/edits", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body,
-    });
-    const result = answer.body as {
-      data: { url?: string; b64_json?: string }[];
-      output_format?: string;
-    };
-    const { blocks, listed } = imageBlocks(result.data, `image/${result.output_format ?? "png"}`);
-    return withAnswerMeta(
-      structuredResult(
-        { model: answer.model, images: listed, cost_micros: answer.costMicros },
-        blocks,
-      ),
-      answer,
-    );
+    const answer = await runEndpoint(context, "/v1/images/edits", body);
+    return imagesResult(answer, (answer.body as { data: ImageItem[] }).data);
   },
 });
 
@@ -194,12 +175,7 @@ export const speechTool = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(args, context) {
-    const answer = await context.runner.run("/v1/audio/speech", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body: args,
-    });
+    const answer = await runEndpoint(context, "/v1/audio/speech", args);
     const audio = answer.binary ?? { contentType: "audio/mpeg", bytes: Buffer.alloc(0) };
     return withAnswerMeta(
       structuredResult(

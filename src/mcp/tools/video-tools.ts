@@ -9,7 +9,13 @@ import { Type } from "@sinclair/typebox";
 import { GatewayError } from "../../errors/index.ts";
 import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask } from "../../tasks/index.ts";
-import { defineTool, structuredResult, type ToolContext, withAnswerMeta } from "../tool.ts";
+import {
+  defineTool,
+  runEndpoint,
+  structuredResult,
+  type ToolContext,
+  withAnswerMeta,
+} from "../tool.ts";
 
 const FINAL = new Set(["succeeded", "failed", "canceled", "expired"]);
 const MAX_WAIT_SECONDS = 600;
@@ -101,12 +107,7 @@ export const generateVideoTool = defineTool({
       family === "motion"
         ? { ...common, input: { prompt } }
         : { ...common, prompt, ...(imageUrl ? { image: { url: imageUrl } } : {}) };
-    const answer = await context.runner.run("/v1/videos/generations", {
-      caller: context.caller,
-      requestId: context.requestId,
-      signal: context.signal,
-      body,
-    });
+    const answer = await runEndpoint(context, "/v1/videos/generations", body);
     const id = (answer.body as { id: string }).id;
     let task = await ownTask(context, id);
     if (wait) {
