@@ -1,0 +1,58 @@
+import { describe, expect, it, vi } from "vitest";
+import { createSessionStore, type McpSession } from "./sessions.ts";
+
+function session(id: string, keyId: string, lastUsed: number) {
+  const close = vi.fn(async () => {});
+  return {
+    session: { id, keyId, lastUsed, transport: { close }, server: {} } as unknown as McpSession,
+    close,
+  };
+}
+
+describe("MCP session store", () => {
+  it("closes a key's least recently used sessions above its limit, not other keys'", async () => {
+    let now = 1000;
+    const store = createSessionStore({ idleMs: 60_000, maxPerKey: 2, now: () => now });
+    const a = session("a", "k1", 1);
+    const b = session("b", "k1", 2);
+    const other = session("x", "k2", 0);
+    store.add(a.session);
+    store.add(b.session);
+    store.add(other.session);
+    now = 2000;
+    store.get("a"); // a is used again: b becomes the least recently used
+    const c = session("c", "k1", 3000);
+    store.add(c.session);
+    expect(b.close).toHaveBeenCalledOnce();
+    expect(a.close).not.toHaveBeenCalled();
+    expect(other.close).not.toHaveBeenCalled();
+    expect(store.get("b")).toBeUndefined();
+    expect(store.size()).toBe(3);
+    await store.closeAll();
+    expect(a.close).toHaveBeenCalledOnce();
+    expect(c.close).toHaveBeenCalledOnce();
+    expect(store.size()).toBe(0);
+  });
+
+  it("sweeps sessions idle longer than the limit", async () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const store = createSessionStore({ idleMs: 10_000, maxPerKey: 10, now: () => now });
+      const idle = session("idle", "k", 0);
+      const busy = session("busy", "k", 0);
+      store.add(idle.session);
+      store.add(busy.session);
+      now = 9_000;
+      store.get("busy");
+      now = 12_000;
+      vi.advanceTimersByTime(10_000);
+      expect(idle.close).toHaveBeenCalledOnce();
+      expect(busy.close).not.toHaveBeenCalled();
+      expect(store.get("idle")).toBeUndefined();
+      await store.closeAll();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
