@@ -157,11 +157,12 @@ async function runModelCall<S extends TSchema>(
       return { ...head, kind: "accepted", body: result.body, costMicros: 0 };
     }
     if (result.kind === "json") {
-      const { costMicros } = await settle(result.usage);
+      const charged = await settle(result.usage, result.settleDetails);
+      const body = "render" in result ? result.render(charged) : result.body;
       head.status = result.status ?? 200;
-      logCompleted(services, endpoint, input, model, head.status, ttfbMs, costMicros);
+      logCompleted(services, endpoint, input, model, head.status, ttfbMs, charged.costMicros);
       lease.release();
-      return { ...head, kind: "json", body: result.body, costMicros };
+      return { ...head, kind: "json", body, costMicros: charged.costMicros };
     }
     const held = reservation!;
     return {

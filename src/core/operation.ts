@@ -33,7 +33,10 @@ export interface OperationContext {
   signal: AbortSignal;
   /** Request headers, lower-cased. */
   headers: Record<string, string | string[] | undefined>;
-  /** Charges the actual usage now (idempotent); streams call it before their final frame. */
+  /**
+   * Charges the actual usage now (idempotent). Streams call it before their final frame (so the
+   * last usage chunk shows the cost); JSON answers leave it to the pipeline (`usage`, `render`).
+   */
   settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
   /** Told of each route whose upstream was called; a sandbox route marks the response. */
   routeCalled(route: ResolvedRoute): void;
@@ -48,7 +51,19 @@ interface ResultExtras {
 }
 
 export type OperationResult =
-  | ({ kind: "json"; status?: number; body: unknown; usage: Usage } & ResultExtras)
+  | ({
+      kind: "json";
+      status?: number;
+      /** What was used; the pipeline settles it (the one owner of a JSON answer's charge). */
+      usage: Usage;
+      /** Passed to the settlement (the upstream's request id, …). */
+      settleDetails?: SettleDetails;
+    } & (
+      | { body: unknown }
+      /** A body that shows the charge (`usage.cost_micros`), built once it is known. */
+      | { render(settlement: Settlement): unknown }
+    ) &
+      ResultExtras)
   /** Work taken on for later (a video task): it owns its hold and its settlement. */
   | ({ kind: "accepted"; status: number; body: unknown } & ResultExtras)
   | ({

@@ -79,21 +79,12 @@ export async function runChatCompletion(
     );
     const texts = (result.choices ?? [result]).map((choice) => choice.text ?? "");
     const usage = result.usage ?? (await estimateChatUsage(options!, texts.join("\n")));
-    const { costMicros } = await context.settle(
-      { tokens: usage },
-      { upstreamRequestId: result.upstreamRequestId },
-    );
     return {
       kind: "json",
-      body: buildChatCompletion({
-        id,
-        model: context.model.id,
-        created,
-        result,
-        usage,
-        costMicros,
-      }),
       usage: { tokens: usage },
+      settleDetails: { upstreamRequestId: result.upstreamRequestId },
+      render: ({ costMicros }) =>
+        buildChatCompletion({ id, model: context.model.id, created, result, usage, costMicros }),
       warnings: [...dropped, ...result.warnings],
     };
   }

@@ -135,10 +135,6 @@ export async function runEmbeddings(
     tokens: outcome.results.map((result) => result.tokens ?? null),
   });
   const first = outcome.results[0];
-  await context.settle(
-    { tokens: usage },
-    first?.upstreamRequestId ? { upstreamRequestId: first.upstreamRequestId } : {},
-  );
   const servedBy = first?.servedBy ?? outcome.route.upstreamModel;
   return {
     kind: "json",
@@ -153,6 +149,7 @@ export async function runEmbeddings(
       usage: { prompt_tokens: total, total_tokens: total },
     },
     usage: { tokens: usage },
+    settleDetails: first?.upstreamRequestId ? { upstreamRequestId: first.upstreamRequestId } : {},
     headers: {
       "x-switchyard-upstream-model": servedBy,
       "x-switchyard-batch-parts": String(outcome.parts.length),

@@ -102,7 +102,6 @@ export async function finishImages(
 ): Promise<OperationResult> {
   const size = outputSize(result, options);
   const { usage, tokens } = await settleImageUsage(context.model, job, result, size);
-  await context.settle(usage, { upstreamRequestId: result.upstreamRequestId });
   // An edit by a model priced per picture shows the gateway's own token count (spec 2.4).
   const shownTokens =
     tokens ??
@@ -119,6 +118,7 @@ export async function finishImages(
     kind: "json",
     body: buildImagesBody(context, result, options, shownTokens, size),
     usage,
+    settleDetails: { upstreamRequestId: result.upstreamRequestId },
     warnings,
   };
 }

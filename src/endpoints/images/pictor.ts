@@ -134,7 +134,6 @@ export async function runPictor(
   const height = result.height ?? size.height;
   const content = result.images.flatMap((image) => (image.url ? [{ image: image.url }] : []));
   const { usage } = await settleImageUsage(context.model, job, result, { width, height });
-  await context.settle(usage, { upstreamRequestId: result.upstreamRequestId });
   return {
     kind: "json",
     body: {
@@ -145,6 +144,7 @@ export async function runPictor(
       usage: { image_count: content.length, height, width },
     },
     usage,
+    settleDetails: { upstreamRequestId: result.upstreamRequestId },
     warnings: result.warnings,
   };
 }

@@ -148,14 +148,11 @@ export async function runMessages(
       const usage =
         attempt.result.usage ??
         (await estimatedUsage(body, countOutputTokens(attempt.result.body)));
-      await context.settle(
-        { tokens: usage },
-        { upstreamRequestId: attempt.result.upstreamRequestId },
-      );
       return {
         kind: "json",
         body: { ...attempt.result.body, model: body.model },
         usage: { tokens: usage },
+        settleDetails: { upstreamRequestId: attempt.result.upstreamRequestId },
         warnings: attempt.warnings,
       };
     }
@@ -167,7 +164,6 @@ export async function runMessages(
           body,
           Math.ceil(((result.text ?? "").length + (result.reasoning ?? "").length) / 4),
         ));
-      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const message = buildMessagesResponse({
         id: `msg_${newId("").slice(1)}`,
         model: body.model,
@@ -179,6 +175,7 @@ export async function runMessages(
         kind: "json",
         body: message,
         usage: { tokens: usage },
+        settleDetails: { upstreamRequestId: result.upstreamRequestId },
         warnings: [...attempt.warnings, ...result.warnings],
       };
     }
