@@ -4,6 +4,7 @@
  * tool call, its finish reason, and the prompt/completion token counts. Non-stream and stream
  * responses are both rendered from this plan, so they always agree.
  */
+
 import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
 import {
   countTokens,
@@ -14,6 +15,7 @@ import {
   stableHash,
   WORDS,
 } from "./deterministic-text.ts";
+import { schemaInstance } from "./schema-instance.ts";
 
 export const DEFAULT_REPLY_WORDS = 24;
 /** Prompt tokens charged per image part (OpenAI's low-detail image cost). */
@@ -168,7 +170,12 @@ export function planChatReply(
   const wanted = options.words ?? DEFAULT_REPLY_WORDS;
   const capped = request.maxTokens !== undefined && wanted > request.maxTokens;
   const text = replyText(request.messages, seed, capped ? (request.maxTokens ?? 0) : wanted);
-  const content = request.jsonObject ? JSON.stringify({ answer: text }) : text;
+  const content =
+    request.jsonSchema !== undefined
+      ? JSON.stringify(schemaInstance(request.jsonSchema, seed))
+      : request.jsonObject
+        ? JSON.stringify({ answer: text })
+        : text;
   const reply: ChatReply = { kind: "text", content, finishReason: capped ? "length" : "stop" };
   return { reply, promptTokens, completionTokens: countTokens(content) };
 }

@@ -4,6 +4,7 @@
  * looks at: message texts and image counts, stream flags, token cap, number of choices, tools and
  * response format. Validation failures carry OpenAI's own message/param/code wording.
  */
+import { strictSchemaProblem } from "./schema-instance.ts";
 
 export type JsonRecord = Record<string, unknown>;
 
@@ -33,6 +34,8 @@ export interface ChatRequest {
   /** "none", "auto"/"required" (as `undefined`), or the name of a forced function. */
   toolChoice: "none" | { name: string } | undefined;
   jsonObject: boolean;
+  /** `response_format: {type: "json_schema"}`: the schema the reply is an instance of. */
+  jsonSchema?: unknown;
 }
 
 export interface ChatRequestError {
@@ -51,6 +54,48 @@ export function isRecord(value: unknown): value is JsonRecord {
 
 function fail(message: string, param: string | null, code: string | null): ChatRequestResult {
   return { ok: false, error: { message, param, code } };
+}
+
+/** OpenAI's checks of `response_format: {type: "json_schema"}`, strict mode included. */
+function readJsonSchema(
+  format: JsonRecord,
+):
+  | { schema: unknown }
+  | { error: { message: string; param: string; code: string | null } }
+  | undefined {
+  if (format.type !== "json_schema") return undefined;
+  const spec = isRecord(format.json_schema) ? format.json_schema : undefined;
+  if (!spec) {
+    return {
+      error: {
+        message: "Missing required parameter: 'response_format.json_schema'.",
+        param: "response_format.json_schema",
+        code: "missing_required_parameter",
+      },
+    };
+  }
+  if (typeof spec.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) {
+    return {
+      error: {
+        message:
+          "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        param: "response_format.json_schema.name",
+        code: "invalid_value",
+      },
+    };
+  }
+  const schema = spec.schema ?? {};
+  const problem = spec.strict === true ? strictSchemaProblem(schema) : undefined;
+  if (problem) {
+    return {
+      error: {
+        message: `Invalid schema for response_format '${spec.name}': ${problem}`,
+        param: "response_format",
+        code: null,
+      },
+    };
+  }
+  return { schema };
 }
 
 function normalizeMessage(raw: JsonRecord): ChatMessage {
@@ -172,6 +217,8 @@ export function parseChatRequest(body: unknown): ChatRequestResult {
   if (typeof choiceCount === "object") return { ok: false, error: choiceCount };
   const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
   const responseFormat = isRecord(body.response_format) ? body.response_format : {};
+  const jsonSchema = readJsonSchema(responseFormat);
+  if (jsonSchema && "error" in jsonSchema) return { ok: false, error: jsonSchema.error };
   return {
     ok: true,
     request: {
@@ -185,6 +232,7 @@ export function parseChatRequest(body: unknown): ChatRequestResult {
       tools: normalizeTools(body.tools),
       toolChoice: normalizeToolChoice(body.tool_choice),
       jsonObject: responseFormat.type === "json_object",
+      ...(jsonSchema ? { jsonSchema: jsonSchema.schema } : {}),
     },
   };
 }

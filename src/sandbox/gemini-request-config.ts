@@ -108,6 +108,8 @@ export interface GenerationSettings {
   /** A presence or frequency penalty was set. */
   penalties: boolean;
   jsonObject: boolean;
+  /** `responseSchema` (or `responseJsonSchema`) with JSON output: the reply is an instance. */
+  jsonSchema?: unknown;
   includeThoughts: boolean;
   thinkingBudget: number | undefined;
 }
@@ -201,6 +203,10 @@ export function readGenerationConfig(raw: unknown): Checked<GenerationSettings> 
       typeof config.maxOutputTokens === "number" ? config.maxOutputTokens : undefined,
     penalties: config.presencePenalty !== undefined || config.frequencyPenalty !== undefined,
     jsonObject: responseMimeType === "application/json",
+    ...(responseMimeType === "application/json" &&
+    (responseSchema !== undefined || config.responseJsonSchema !== undefined)
+      ? { jsonSchema: responseSchema ?? config.responseJsonSchema }
+      : {}),
   });
 }
 

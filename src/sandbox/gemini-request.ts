@@ -256,6 +256,7 @@ export function parseGeminiRequest(
         tools: tools.value,
         toolChoice: toolChoice.value,
         jsonObject: settings.jsonObject,
+        ...(settings.jsonSchema !== undefined ? { jsonSchema: settings.jsonSchema } : {}),
       },
       includeThoughts: settings.includeThoughts && settings.thinkingBudget !== 0,
       thinkingBudget: settings.thinkingBudget,
