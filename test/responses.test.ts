@@ -1,0 +1,364 @@
+/**
+ * `/v1/responses` with the official openai package, over an OpenAI-compatible, an Anthropic and
+ * a Gemini route of the sandbox: text, image input, a function-tool round trip, continuation by
+ * `previous_response_id`, the event stream in its documented order, retrieve, input items and
+ * delete, per-account isolation, and the same charge as `/v1/chat/completions`.
+ */
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import { waitFor } from "./support/sandbox-stats.ts";
+
+const ROUTES = [
+  { name: "OpenAI-compatible route", model: "gpt-4o-mini" },
+  { name: "Anthropic route", model: "claude-haiku-4-5" },
+  { name: "Gemini route", model: "gemini-2.5-flash" },
+];
+
+const PIXEL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+const weatherTool = {
+  type: "function" as const,
+  name: "get_weather",
+  description: "The weather of a city.",
+  parameters: {
+    type: "object",
+    properties: { city: { type: "string" } },
+    required: ["city"],
+    additionalProperties: false,
+  },
+  strict: true,
+};
+
+let gateway: TestGateway;
+let client: OpenAI;
+let user: { accountId: string; key: string };
+let other: OpenAI;
+
+beforeAll(async () => {
+  gateway = await startTestGateway();
+  user = await createUser(gateway);
+  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: user.key, maxRetries: 0 });
+  const stranger = await createUser(gateway);
+  other = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: stranger.key, maxRetries: 0 });
+});
+afterAll(() => gateway.close());
+
+describe.each(ROUTES)("responses over the $name", ({ model }) => {
+  it("answers text with a Response object and usage", async () => {
+    const response = await client.responses.create({
+      model,
+      instructions: "Answer briefly.",
+      input: "Say hello to the gateway",
+    });
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.object).toBe("response");
+    expect(response.status).toBe("completed");
+    expect(response.model).toBe(model);
+    expect(response.instructions).toBe("Answer briefly.");
+    expect(response.output_text).toMatch(/^Sandbox reply to Say hello to the gateway/);
+    const message = response.output.find((item) => item.type === "message");
+    expect(message?.id).toMatch(/^msg_/);
+    expect(response.usage?.input_tokens).toBeGreaterThan(0);
+    expect(response.usage?.output_tokens).toBeGreaterThan(0);
+    expect(response.usage?.total_tokens).toBe(
+      (response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0),
+    );
+    expect(response.usage?.input_tokens_details.cached_tokens).toBeTypeOf("number");
+    expect(response.usage?.output_tokens_details.reasoning_tokens).toBeTypeOf("number");
+  });
+
+  it("takes image input", async () => {
+    const response = await client.responses.create({
+      model,
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "Describe" },
+            { type: "input_image", image_url: PIXEL, detail: "low" },
+          ],
+        },
+      ],
+    });
+    expect(response.output_text).toMatch(/^Sandbox reply to Describe: I saw 1 image\. /);
+  });
+
+  it("calls a function tool and continues with its output, stateless and chained", async () => {
+    const first = await client.responses.create({
+      model,
+      input: "What is the weather in Paris?",
+      tools: [weatherTool],
+    });
+    const call = first.output.find((item) => item.type === "function_call");
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", status: "completed" });
+    if (call?.type !== "function_call") throw new Error("expected a function call");
+    expect(call.id).toMatch(/^fc_/);
+    expect(JSON.parse(call.arguments)).toHaveProperty("city");
+    const output = {
+      type: "function_call_output" as const,
+      call_id: call.call_id,
+      output: "sunny",
+    };
+
+    // Stateless: the whole history is sent again.
+    const replayed = await client.responses.create({
+      model,
+      input: [
+        { role: "user", content: "What is the weather in Paris?" },
+        ...first.output,
+        output,
+      ] as OpenAI.Responses.ResponseInput,
+      tools: [weatherTool],
+    });
+    expect(replayed.output_text).toMatch(/^Sandbox reply using tool result: sunny/);
+
+    // Chained: only the tool output is sent.
+    const chained = await client.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: [output],
+      tools: [weatherTool],
+    });
+    expect(chained.previous_response_id).toBe(first.id);
+    expect(chained.output_text).toMatch(/^Sandbox reply using tool result: sunny/);
+  });
+
+  it("continues a conversation by previous_response_id, billing the replayed context", async () => {
+    const first = await client.responses.create({ model, input: "My name is Ada Lovelace" });
+    const fresh = await client.responses.create({ model, input: "What is my name?" });
+    const next = await client.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: "What is my name?",
+    });
+    expect(next.output_text).toMatch(/^Sandbox reply to What is my name\?/);
+    expect(next.usage?.input_tokens).toBeGreaterThan(fresh.usage?.input_tokens ?? 0);
+
+    const items = [];
+    for await (const item of client.responses.inputItems.list(next.id, { order: "asc" })) {
+      items.push(item);
+    }
+    expect(items.map((item) => item.type)).toEqual(["message", "message", "message"]);
+    expect(items.every((item) => typeof item.id === "string")).toBe(true);
+    expect(items[0]).toMatchObject({ role: "user", content: "My name is Ada Lovelace" });
+    expect(items[1]).toMatchObject({ role: "assistant", id: first.output[0]?.id });
+    expect(items[2]).toMatchObject({ role: "user", content: "What is my name?" });
+  });
+
+  it("streams the semantic events in their documented order", async () => {
+    const stream = client.responses.stream({ model, input: "Stream please" });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const types = events.map((event) => event.type);
+    const deltas = types.filter((type) => type === "response.output_text.delta").length;
+    expect(deltas).toBeGreaterThan(0);
+    expect(types).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      ...Array(deltas).fill("response.output_text.delta"),
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(final.output_text).toMatch(/^Sandbox reply to Stream please/);
+    expect(final.usage?.output_tokens).toBeGreaterThan(0);
+    // The streamed response was stored, with the same items.
+    const stored = await client.responses.retrieve(final.id);
+    expect(stored.output.map((item) => item.id)).toEqual(final.output.map((item) => item.id));
+    expect(stored.output_text).toBe(final.output_text);
+    expect(stored.usage).toEqual(final.usage);
+  });
+
+  it("streams a function call's arguments", async () => {
+    const stream = client.responses.stream({
+      model,
+      input: "Weather in Rome?",
+      tools: [weatherTool],
+      tool_choice: "required",
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    expect(types[2]).toBe("response.output_item.added");
+    expect(types).toContain("response.function_call_arguments.delta");
+    expect(types.slice(-3)).toEqual([
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    const call = final.output.find((item) => item.type === "function_call");
+    expect(call).toMatchObject({ name: "get_weather", status: "completed" });
+  });
+});
+
+describe("stored responses", () => {
+  const model = "gpt-4o-mini";
+
+  it("are read back and deleted, then not found", async () => {
+    const created = await client.responses.create({ model, input: "Keep this" });
+    const read = await client.responses.retrieve(created.id);
+    expect(read.id).toBe(created.id);
+    expect(read.output).toEqual(created.output);
+    expect(read.output_text).toBe(created.output_text);
+    const deleted = await gateway.request(`/v1/responses/${created.id}`, {
+      method: "DELETE",
+      key: user.key,
+    });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toEqual({ id: created.id, object: "response", deleted: true });
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("are not kept with store: false", async () => {
+    const created = await client.responses.create({ model, input: "Forget this", store: false });
+    expect((created as unknown as { store: boolean }).store).toBe(false);
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("belong to their account: another account's id is not found", async () => {
+    const created = await client.responses.create({ model, input: "Mine" });
+    const error = await other.responses.retrieve(created.id).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      type: "invalid_request_error",
+      code: "response_not_found",
+      message: `Response with id '${created.id}' not found.`,
+    });
+    await expect(other.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      other.responses.inputItems.list(created.id).then((page) => page.data),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      other.responses.create({ model, previous_response_id: created.id, input: "Yours?" }),
+    ).rejects.toMatchObject({
+      status: 400,
+      code: "previous_response_not_found",
+      param: "previous_response_id",
+    });
+    // Still there for its owner.
+    expect((await client.responses.retrieve(created.id)).id).toBe(created.id);
+  });
+});
+
+describe("a stream the upstream breaks", () => {
+  interface UsageRow {
+    request_id: string;
+    status: string;
+    output_tokens: number;
+    cost_micros: number;
+    held_micros: number;
+  }
+  const usageOf = async (key: string, requestId: string) => {
+    const response = await gateway.request("/v1/account/usage?limit=1000", { key });
+    const { data } = (await response.json()) as { data: UsageRow[] };
+    return data.find((row) => row.request_id === requestId);
+  };
+
+  it("ends with error and response.failed, and bills what was delivered, like chat", async () => {
+    const payer = await createUser(gateway, { balanceMicros: 1_000_000 });
+    const stream = (content: string) =>
+      gateway.request("/v1/responses", {
+        key: payer.key,
+        json: { model: "gpt-4o-mini", stream: true, input: content },
+      });
+    const early = await stream("[[sandbox:drop=1]] break before any text");
+    expect(await early.text()).toContain("event: response.failed");
+    const none = await waitFor(
+      () => usageOf(payer.key, early.headers.get("x-request-id") ?? ""),
+      (row) => row !== undefined,
+    );
+    expect(none).toMatchObject({ status: "failed", cost_micros: 0 });
+
+    const broken = await stream("[[sandbox:words=200;drop=12]] break mid-stream");
+    expect(broken.status).toBe(200);
+    const events = (await broken.text())
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("event:"))
+      .map((frame) => frame.split("\n")[0]);
+    expect(events.slice(-2)).toEqual(["event: error", "event: response.failed"]);
+    expect(events).toContain("event: response.output_text.delta");
+    expect(events).not.toContain("event: response.completed");
+    const record = await waitFor(
+      () => usageOf(payer.key, broken.headers.get("x-request-id") ?? ""),
+      (row) => row !== undefined,
+    );
+    expect(record).toMatchObject({ status: "interrupted" });
+    expect(record?.output_tokens).toBeGreaterThan(0);
+    expect(record?.output_tokens).toBeLessThan(150);
+    expect(record?.cost_micros).toBeGreaterThan(0);
+    expect(record?.cost_micros).toBeLessThanOrEqual(record?.held_micros ?? 0);
+    const balance = await gateway.request("/v1/account/balance", { key: payer.key });
+    expect(await balance.json()).toMatchObject({
+      balance_micros: 1_000_000 - (record?.cost_micros ?? 0),
+      held_micros: 0,
+    });
+  });
+});
+
+describe("requests the gateway refuses", () => {
+  const model = "gpt-4o-mini";
+
+  it("refuses hosted tools with unsupported_parameter", async () => {
+    await expect(
+      client.responses.create({ model, input: "Search", tools: [{ type: "web_search" }] }),
+    ).rejects.toMatchObject({ status: 400, code: "unsupported_parameter", param: "tools[0]" });
+  });
+
+  it("refuses chat-only fields with a hint, and a tool output without its call", async () => {
+    const refused = await gateway.request("/v1/responses", {
+      key: user.key,
+      json: { model, messages: [{ role: "user", content: "Hi" }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: { code: "unsupported_parameter", param: "messages" },
+    });
+    await expect(
+      client.responses.create({
+        model,
+        input: [{ type: "function_call_output", call_id: "call_nowhere", output: "x" }],
+      }),
+    ).rejects.toMatchObject({ status: 400, param: "input[0].call_id" });
+  });
+});
+
+describe("the same request through chat completions and responses", () => {
+  it.each(ROUTES)("costs the same over the $name", async ({ model }) => {
+    const chat = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: {
+        model,
+        messages: [
+          { role: "system", content: "Answer briefly." },
+          { role: "user", content: "Compare the two paths" },
+        ],
+        max_tokens: 200,
+      },
+    });
+    const responses = await gateway.request("/v1/responses", {
+      key: user.key,
+      json: {
+        model,
+        instructions: "Answer briefly.",
+        input: "Compare the two paths",
+        max_output_tokens: 200,
+      },
+    });
+    expect(chat.status).toBe(200);
+    expect(responses.status).toBe(200);
+    const chatCost = Number(chat.headers.get("x-switchyard-cost-micros"));
+    expect(chatCost).toBeGreaterThan(0);
+    expect(Number(responses.headers.get("x-switchyard-cost-micros"))).toBe(chatCost);
+    const chatBody = (await chat.json()) as { usage: { prompt_tokens: number } };
+    const body = (await responses.json()) as { usage: { input_tokens: number } };
+    expect(body.usage.input_tokens).toBe(chatBody.usage.prompt_tokens);
+  });
+});
