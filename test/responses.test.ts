@@ -142,9 +142,21 @@ describe.each(ROUTES)("responses over the $name", ({ model }) => {
     }
     expect(items.map((item) => item.type)).toEqual(["message", "message", "message"]);
     expect(items.every((item) => typeof item.id === "string")).toBe(true);
-    expect(items[0]).toMatchObject({ role: "user", content: "My name is Ada Lovelace" });
+    expect(items[0]).toMatchObject({
+      role: "user",
+      status: "completed",
+      content: [{ type: "input_text", text: "My name is Ada Lovelace" }],
+    });
+    expect(items[0]?.id).toMatch(/^msg_/);
     expect(items[1]).toMatchObject({ role: "assistant", id: first.output[0]?.id });
-    expect(items[2]).toMatchObject({ role: "user", content: "What is my name?" });
+    expect(items[2]).toMatchObject({
+      role: "user",
+      content: [{ type: "input_text", text: "What is my name?" }],
+    });
+    // Newest first by default, a page at a time.
+    const page = await client.responses.inputItems.list(next.id, { limit: 2 });
+    expect(page.data.map((item) => item.id)).toEqual([items[2]?.id, items[1]?.id]);
+    expect(page.has_more).toBe(true);
   });
 
   it("streams the semantic events in their documented order", async () => {

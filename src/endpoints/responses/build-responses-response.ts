@@ -14,7 +14,7 @@ import type { ResponsesRequest } from "./schema.ts";
 export type OutputItem = Record<string, unknown> & { id: string; type: string };
 
 /** A fresh id with a Responses prefix (`resp`, `msg`, `fc`, `rs`). */
-export function responsesId(prefix: "resp" | "msg" | "fc" | "rs" | "fco"): string {
+export function responsesId(prefix: "resp" | "msg" | "fc" | "fco" | "rs" | "ref"): string {
   return `${prefix}_${randomBase62(32)}`;
 }
 

@@ -42,13 +42,22 @@ const ITEM_PREFIX = {
   item_reference: "ref",
 } as const;
 
-/** Input items as they are stored and listed: each with an id. */
-function withIds(items: ResponsesInputItem[]): Record<string, unknown>[] {
-  return items.map((item) =>
-    item.id
-      ? { ...item }
-      : { id: responsesId(ITEM_PREFIX[item.type ?? "message"] as "msg"), ...item },
-  );
+/**
+ * Input items as they are stored and listed (`input_items`): each with an id, messages in
+ * their full form (`type`, `status`, content as parts).
+ */
+function storedItems(items: ResponsesInputItem[]): Record<string, unknown>[] {
+  return items.map((item) => {
+    const id = item.id ?? responsesId(ITEM_PREFIX[item.type ?? "message"]);
+    if (item.type !== undefined && item.type !== "message") return { ...item, id };
+    const content =
+      typeof item.content !== "string"
+        ? item.content
+        : item.role === "assistant"
+          ? [{ type: "output_text", text: item.content, annotations: [] }]
+          : [{ type: "input_text", text: item.content }];
+    return { ...item, id, type: "message", status: item.status ?? "completed", content };
+  });
 }
 
 /** Keeps the response (and the items that formed its input) unless `store` is false. */
@@ -66,7 +75,7 @@ async function keep(
       response: response as unknown as Record<string, unknown>,
       inputItems: [
         ...(priorItems(body) as Record<string, unknown>[]),
-        ...withIds(inputItems(body)),
+        ...storedItems(inputItems(body)),
       ],
       createdAt: context.services.now(),
     });

@@ -67,6 +67,13 @@ export function validateResponsesRequest(body: ResponsesRequest, model: CatalogM
   if (body.input === undefined) {
     throw new GatewayError("missing_parameter", { param: "input" }, { param: "input" });
   }
+  if (body.input.length === 0 && body.previous_response_id === undefined) {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: "Invalid 'input': it must hold at least one item (or a non-empty string)." },
+      { param: "input" },
+    );
+  }
   body.tools?.forEach((tool, index) => {
     if (tool.type !== "function") {
       unsupported(
