@@ -1,12 +1,12 @@
 /**
  * @module endpoints/responses/operation
- * The transport-free `POST /v1/responses` operation: the request (and the conversation it
- * continues) becomes a chat call; routes are tried in order with fallback before the first
- * byte; the answer is a Response object or the Responses event stream. A stream that the
- * client aborts or the upstream breaks is billed like a chat stream: the larger of the
- * upstream's report and the gateway's count of what it delivered. A response with `store`
- * (the default) is kept for the account once it is settled (`GET /v1/responses/{id}`,
- * `previous_response_id`).
+ * The transport-free `POST /v1/responses` operation. A model's routes are tried in order, with
+ * fallback before the first byte: a route whose vendor serves the Responses API (OpenAI) is
+ * served natively (`native-responses.ts`), any other is translated to the chat model and back.
+ * The answer is a Response object or the Responses event stream. A stream that the client
+ * aborts or the upstream breaks is billed like a chat stream: the larger of the upstream's
+ * report and the gateway's count of what it delivered, nothing when the upstream broke before
+ * any output. With `store` (the default) the response is kept once it is settled.
  */
 import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
@@ -17,7 +17,10 @@ import type {
   ChatCallOptions,
   ChatFinishReason,
   ChatMessage,
+  ChatResult,
   ChatStreamPart,
+  PassthroughResult,
+  PassthroughStream,
   TokenUsage,
 } from "../../spec/index.ts";
 import { estimateChatUsage } from "../chat-completions/operation.ts";
@@ -25,68 +28,26 @@ import { chatModelRules } from "../chat-model-rules.ts";
 import {
   buildResponsesResponse,
   finishedResponse,
-  type ResponseObject,
   responseSkeleton,
   responsesId,
 } from "./build-responses-response.ts";
-import { convertResponsesRequest, inputItems } from "./convert-responses-request.ts";
+import { convertResponsesRequest } from "./convert-responses-request.ts";
+import { keepResponse } from "./keep-response.ts";
+import {
+  clientSnapshot,
+  deliveredDelta,
+  NativeRelay,
+  nativeResponsesBody,
+} from "./native-responses.ts";
 import { ResponsesStreamWriter } from "./responses-stream-events.ts";
-import type { ResponsesInputItem, ResponsesRequest } from "./schema.ts";
+import type { ResponsesRequest } from "./schema.ts";
 import { priorItems } from "./validate-responses-request.ts";
 
-const ITEM_PREFIX = {
-  message: "msg",
-  function_call: "fc",
-  function_call_output: "fco",
-  reasoning: "rs",
-  item_reference: "ref",
-} as const;
-
-/**
- * Input items as they are stored and listed (`input_items`): each with an id, messages in
- * their full form (`type`, `status`, content as parts).
- */
-function storedItems(items: ResponsesInputItem[]): Record<string, unknown>[] {
-  return items.map((item) => {
-    const id = item.id ?? responsesId(ITEM_PREFIX[item.type ?? "message"]);
-    if (item.type !== undefined && item.type !== "message") return { ...item, id };
-    const content =
-      typeof item.content !== "string"
-        ? item.content
-        : item.role === "assistant"
-          ? [{ type: "output_text", text: item.content, annotations: [] }]
-          : [{ type: "input_text", text: item.content }];
-    return { ...item, id, type: "message", status: item.status ?? "completed", content };
-  });
-}
-
-/** Keeps the response (and the items that formed its input) unless `store` is false. */
-async function keep(
-  body: ResponsesRequest,
-  context: OperationContext,
-  response: ResponseObject,
-): Promise<void> {
-  if (body.store === false) return;
-  try {
-    await context.services.store.saveResponse({
-      id: response.id,
-      accountId: context.accountId,
-      model: response.model,
-      response: response as unknown as Record<string, unknown>,
-      inputItems: [
-        ...(priorItems(body) as Record<string, unknown>[]),
-        ...storedItems(inputItems(body)),
-      ],
-      createdAt: context.services.now(),
-    });
-  } catch (error) {
-    // Charged and answered already: the client gets its answer; only reading it back fails.
-    context.services.logger.error(
-      { err: error, requestId: context.requestId },
-      "storing the response failed",
-    );
-  }
-}
+type Attempt =
+  | { kind: "native-json"; result: PassthroughResult }
+  | { kind: "native-stream"; stream: PassthroughStream }
+  | { kind: "json"; result: ChatResult }
+  | { kind: "stream"; parts: AsyncIterable<ChatStreamPart> };
 
 function promptText(messages: ChatMessage[]): string {
   return messages
@@ -97,6 +58,42 @@ function promptText(messages: ChatMessage[]): string {
       return content.flatMap((part) => (part.type === "text" ? [part.text] : []));
     })
     .join("\n");
+}
+
+/**
+ * Billing of a stream: the prompt counted once (as the chat call it is equivalent to), the
+ * delivered output counted as it goes.
+ */
+function streamBilling(options: () => ChatCallOptions, context: OperationContext) {
+  const delivered = new DeliveredText();
+  const state = { usage: undefined as TokenUsage | undefined, interrupted: false };
+  let promptTokens: Promise<number> | undefined;
+  /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
+  const ownCount = async (): Promise<TokenUsage> => {
+    const messages = options().messages;
+    promptTokens ??= countTokens(promptText(messages), { exact: true });
+    return {
+      input: { total: (await promptTokens) + messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
+      output: { total: await delivered.tokens(), reasoning: 0 },
+      source: "estimated",
+    };
+  };
+  return {
+    state,
+    delivered,
+    ownCount,
+    /** The upstream broke (not the client going away). */
+    noteFailure() {
+      state.interrupted = !context.signal.aborted;
+    },
+    // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
+    // already): what was delivered, and nothing at all when the upstream broke before any output.
+    async usage() {
+      const own = await ownCount();
+      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
+      return { tokens: atLeastDelivered(state.usage, own) };
+    },
+  };
 }
 
 export async function runResponses(
@@ -119,102 +116,166 @@ export async function runResponses(
     options = { ...converted.options, abortSignal: context.signal };
     return options;
   };
-  const chatModel = (route: Parameters<Parameters<typeof attemptRoutes>[1]>[0]) =>
-    adapterFor(services.providers, "chatModel", route, context.model);
 
-  if (!body.stream) {
-    const result = await attemptRoutes(
-      context.model,
-      (route) => chatModel(route).doGenerate(optionsFor(route.upstreamModel)),
-      logAttempts(context),
-    );
-    const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
-    await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
-    const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
-    await keep(body, context, response);
-    return {
-      kind: "json",
-      body: response,
-      usage: { tokens: usage },
-      warnings: [...warnings, ...result.warnings],
-    };
-  }
-
-  const parts = await attemptRoutes(
+  const attempt = await attemptRoutes<Attempt>(
     context.model,
-    (route) => chatModel(route).doStream(optionsFor(route.upstreamModel)),
+    async (route) => {
+      const call = optionsFor(route.upstreamModel);
+      const native = services.providers.responsesPassthrough(route);
+      if (native) {
+        const passthrough = {
+          body: nativeResponsesBody(body, prior, route.upstreamModel),
+          headers: {},
+          abortSignal: context.signal,
+        };
+        return body.stream
+          ? { kind: "native-stream", stream: await native.stream(passthrough) }
+          : { kind: "native-json", result: await native.create(passthrough) };
+      }
+      const chatModel = adapterFor(services.providers, "chatModel", route, context.model);
+      return body.stream
+        ? { kind: "stream", parts: await chatModel.doStream(call) }
+        : { kind: "json", result: await chatModel.doGenerate(call) };
+    },
     logAttempts(context),
   );
+
+  switch (attempt.kind) {
+    case "json": {
+      const { result } = attempt;
+      const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
+      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
+      const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
+      await keepResponse(body, context, response);
+      return {
+        kind: "json",
+        body: response,
+        usage: { tokens: usage },
+        warnings: [...warnings, ...result.warnings],
+      };
+    }
+    case "native-json": {
+      const { result } = attempt;
+      const response = clientSnapshot(result.body, body, context.model.id);
+      const text = JSON.stringify(response.output ?? []);
+      const usage = result.usage ?? (await estimateChatUsage(options!, text));
+      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
+      if (typeof response.id === "string")
+        await keepResponse(body, context, {
+          ...response,
+          id: response.id,
+          model: context.model.id,
+        });
+      return { kind: "json", body: response, usage: { tokens: usage }, warnings };
+    }
+    case "stream":
+      return translatedStream(body, context, attempt.parts, head, () => options!, warnings);
+    case "native-stream":
+      return nativeStream(body, context, attempt.stream, () => options!, warnings);
+  }
+}
+
+function translatedStream(
+  body: ResponsesRequest,
+  context: OperationContext,
+  parts: AsyncIterable<ChatStreamPart>,
+  head: { id: string; createdAt: number; model: string },
+  options: () => ChatCallOptions,
+  warnings: CallWarning[],
+): OperationResult {
   const skeleton = responseSkeleton(body, head);
   const writer = new ResponsesStreamWriter(skeleton);
-  const state = {
-    usage: undefined as TokenUsage | undefined,
-    /** The upstream broke mid-stream (not the client going away). */
-    interrupted: false,
-  };
-  const delivered = new DeliveredText();
-  let promptTokens: Promise<number> | undefined;
-  /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
-  const ownCount = async (): Promise<TokenUsage> => {
-    promptTokens ??= countTokens(promptText(options!.messages), { exact: true });
-    return {
-      input: {
-        total: (await promptTokens) + options!.messages.length * 4 + 3,
-        cacheRead: 0,
-        cacheWrite: 0,
-      },
-      output: { total: await delivered.tokens(), reasoning: 0 },
-      source: "estimated",
-    };
-  };
-
+  const billing = streamBilling(options, context);
   async function* frames(): AsyncGenerator<StreamFrame> {
     yield* writer.start();
     let finishReason: ChatFinishReason = "stop";
     try {
-      for await (const part of parts as AsyncIterable<ChatStreamPart>) {
+      for await (const part of parts) {
         if (part.type === "finish") {
           finishReason = part.finishReason;
-          state.usage = part.usage;
+          billing.state.usage = part.usage;
           continue;
         }
         const frames = writer.part(part);
         if (frames.length === 0) continue;
         if (part.type === "text-delta" || part.type === "reasoning-delta")
-          delivered.add(part.delta);
-        if (part.type === "tool-call-delta") delivered.add(part.argumentsDelta);
+          billing.delivered.add(part.delta);
+        if (part.type === "tool-call-delta") billing.delivered.add(part.argumentsDelta);
         yield* frames;
       }
     } catch (error) {
-      state.interrupted = !context.signal.aborted;
+      billing.noteFailure();
       yield* writer.failed(error);
       return;
     }
     yield* writer.close(finishReason);
-    const usage = state.usage ?? (await ownCount());
-    state.usage = usage;
+    const usage = billing.state.usage ?? (await billing.ownCount());
+    billing.state.usage = usage;
     await context.settle({ tokens: usage });
     const response = finishedResponse(skeleton, {
       output: writer.output,
       finishReason,
       usage,
-      now: services.now(),
+      now: context.services.now(),
     });
-    await keep(body, context, response);
+    await keepResponse(body, context, response);
     yield writer.terminal(response);
   }
-
   return {
     kind: "stream",
     frames: frames(),
     warnings,
-    // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
-    // already): what was delivered, and nothing at all when the upstream broke before any output.
+    usage: billing.usage,
+    interrupted: () => billing.state.interrupted,
+  };
+}
+
+function nativeStream(
+  body: ResponsesRequest,
+  context: OperationContext,
+  upstream: PassthroughStream,
+  options: () => ChatCallOptions,
+  warnings: CallWarning[],
+): OperationResult {
+  const relay = new NativeRelay(body, context.model.id);
+  const billing = streamBilling(options, context);
+  async function* frames(): AsyncGenerator<StreamFrame> {
+    try {
+      for await (const { event, data } of upstream.events) {
+        const delta = deliveredDelta(event, data);
+        if (delta) billing.delivered.add(delta);
+        const frame = relay.frame(event, data);
+        if (event === "error" || event === "response.failed") billing.noteFailure();
+        if (event === "response.completed" || event === "response.incomplete") {
+          const usage = upstream.usage() ?? (await billing.ownCount());
+          billing.state.usage = usage;
+          await context.settle(
+            { tokens: usage },
+            { upstreamRequestId: upstream.upstreamRequestId },
+          );
+          const response = relay.snapshot;
+          if (typeof response.id === "string")
+            await keepResponse(body, context, {
+              ...response,
+              id: response.id,
+              model: context.model.id,
+            });
+        }
+        yield frame;
+      }
+    } catch (error) {
+      billing.noteFailure();
+      yield* relay.failed(error);
+    }
+  }
+  return {
+    kind: "stream",
+    frames: frames(),
+    warnings,
     usage: async () => {
-      const own = await ownCount();
-      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
-      return { tokens: atLeastDelivered(state.usage, own) };
+      billing.state.usage ??= upstream.usage();
+      return billing.usage();
     },
-    interrupted: () => state.interrupted,
+    interrupted: () => billing.state.interrupted,
   };
 }
