@@ -39,6 +39,7 @@ describe("the native route's request", () => {
       instructions: "Brief.",
       max_output_tokens: 100,
       metadata: { a: "b" },
+      include: ["reasoning.encrypted_content"],
     });
   });
 });

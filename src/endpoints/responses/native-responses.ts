@@ -4,7 +4,8 @@
  * (OpenAI) receives the request as a Responses request, not translated to chat. The gateway
  * keeps the conversation state, so the upstream never has to: the continued conversation's
  * items are put in `input` (without item ids or statuses, and without reasoning items it could
- * not read back), `previous_response_id` is not sent and `store` is always false. The Response
+ * not read back), `previous_response_id` is not sent, `store` is always false and reasoning is
+ * asked for with its encrypted content, so that a later turn can hand it back. The Response
  * and the events come back as they are, with the client's own `model`, `store`,
  * `previous_response_id` and `metadata` put back into each snapshot; the usage is the vendor's.
  */
@@ -31,6 +32,8 @@ const FORWARDED = [
   "include",
   "stream_options",
 ] as const;
+
+const ENCRYPTED_REASONING = "reasoning.encrypted_content";
 
 /** An item as the upstream receives it: no ids (it keeps nothing), no statuses. */
 function upstreamItem(item: ResponsesInputItem): Record<string, unknown> | undefined {
@@ -60,6 +63,10 @@ export function nativeResponsesBody(
     if (fields[field] !== undefined && (field !== "stream_options" || body.stream))
       out[field] = fields[field];
   }
+  // Reasoning comes back readable by OpenAI later (with `store: false` it keeps nothing), so a
+  // continued conversation can hand it back.
+  const include = Array.isArray(body.include) ? body.include : [];
+  if (!include.includes(ENCRYPTED_REASONING)) out.include = [...include, ENCRYPTED_REASONING];
   return out;
 }
 

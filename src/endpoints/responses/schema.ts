@@ -197,6 +197,7 @@ export const ResponsesRequest = Type.Object(
     previous_response_id: Type.Optional(Type.String({ minLength: 1 })),
     stream: Type.Optional(Type.Boolean({ default: false })),
     truncation: Type.Optional(Type.Union([Type.Literal("auto"), Type.Literal("disabled")])),
+    include: Type.Optional(Type.Array(Type.String())),
     service_tier: Type.Optional(
       Type.Union(
         ["auto", "default", "flex", "scale", "priority"].map((tier) => Type.Literal(tier)),
