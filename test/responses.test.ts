@@ -1,21 +1,13 @@
 /**
  * `/v1/responses` with the official openai package, over an OpenAI-compatible, an Anthropic and
  * a Gemini route of the sandbox: text, image input, a function-tool round trip, continuation by
- * `previous_response_id`, the event stream in its documented order, retrieve, input items and
- * delete, per-account isolation, and the same charge as `/v1/chat/completions`.
+ * `previous_response_id`, the event stream in its documented order, reasoning, retrieve, input
+ * items and delete, per-account isolation and refusals. Billing: `responses-billing.test.ts`.
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { waitFor } from "./support/sandbox-stats.ts";
-
-const ROUTES = [
-  /** OpenAI serves the Responses API itself: its route is passed through, not translated. */
-  { name: "OpenAI route (native)", model: "gpt-4o-mini", native: true },
-  { name: "OpenAI-compatible route (Mistral)", model: "mistral-small-latest", native: false },
-  { name: "Anthropic route", model: "claude-haiku-4-5", native: false },
-  { name: "Gemini route", model: "gemini-2.5-flash", native: false },
-];
+import { RESPONSES_ROUTES as ROUTES } from "./support/responses-routes.ts";
 
 const PIXEL =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -213,6 +205,42 @@ describe.each(ROUTES)("responses over the $name", ({ model, native }) => {
   });
 });
 
+// The sandbox thinks aloud (`reasoning=` fault) on its OpenAI-protocol routes only.
+describe.each(ROUTES.slice(0, 2))("reasoning over the $name", ({ model }) => {
+  it("comes back as a reasoning item with a summary, before the message", async () => {
+    const response = await client.responses.create({
+      model,
+      input: "[[sandbox:reasoning=12]] Think first",
+    });
+    expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    const reasoning = response.output[0];
+    if (reasoning?.type !== "reasoning") throw new Error("expected reasoning");
+    expect(reasoning.id).toMatch(/^rs_/);
+    expect(reasoning.summary[0]?.text).toMatch(/^Thinking it over: /);
+    expect(response.output_text).toMatch(/^Sandbox reply to /);
+  });
+
+  it("streams its summary events before the message's", async () => {
+    const stream = client.responses.stream({
+      model,
+      input: "[[sandbox:reasoning=12]] Think first",
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    expect(types.slice(2, 4)).toEqual([
+      "response.output_item.added",
+      "response.reasoning_summary_part.added",
+    ]);
+    const firstText = types.indexOf("response.output_text.delta");
+    expect(types.indexOf("response.reasoning_summary_text.done")).toBeLessThan(firstText);
+    expect(final.output[0]).toMatchObject({ type: "reasoning" });
+    expect((final.output[0] as { summary: { text: string }[] }).summary[0]?.text).toMatch(
+      /^Thinking it over: /,
+    );
+  });
+});
+
 describe("stored responses", () => {
   const model = "gpt-4o-mini";
 
@@ -263,61 +291,6 @@ describe("stored responses", () => {
   });
 });
 
-describe("a stream the upstream breaks", () => {
-  interface UsageRow {
-    request_id: string;
-    status: string;
-    output_tokens: number;
-    cost_micros: number;
-    held_micros: number;
-  }
-  const usageOf = async (key: string, requestId: string) => {
-    const response = await gateway.request("/v1/account/usage?limit=1000", { key });
-    const { data } = (await response.json()) as { data: UsageRow[] };
-    return data.find((row) => row.request_id === requestId);
-  };
-
-  it("ends with error and response.failed, and bills what was delivered, like chat", async () => {
-    const payer = await createUser(gateway, { balanceMicros: 1_000_000 });
-    const stream = (content: string) =>
-      gateway.request("/v1/responses", {
-        key: payer.key,
-        json: { model: "gpt-4o-mini", stream: true, input: content },
-      });
-    const early = await stream("[[sandbox:drop=1]] break before any text");
-    expect(await early.text()).toContain("event: response.failed");
-    const none = await waitFor(
-      () => usageOf(payer.key, early.headers.get("x-request-id") ?? ""),
-      (row) => row !== undefined,
-    );
-    expect(none).toMatchObject({ status: "failed", cost_micros: 0 });
-
-    const broken = await stream("[[sandbox:words=200;drop=12]] break mid-stream");
-    expect(broken.status).toBe(200);
-    const events = (await broken.text())
-      .split("\n\n")
-      .filter((frame) => frame.startsWith("event:"))
-      .map((frame) => frame.split("\n")[0]);
-    expect(events.slice(-2)).toEqual(["event: error", "event: response.failed"]);
-    expect(events).toContain("event: response.output_text.delta");
-    expect(events).not.toContain("event: response.completed");
-    const record = await waitFor(
-      () => usageOf(payer.key, broken.headers.get("x-request-id") ?? ""),
-      (row) => row !== undefined,
-    );
-    expect(record).toMatchObject({ status: "interrupted" });
-    expect(record?.output_tokens).toBeGreaterThan(0);
-    expect(record?.output_tokens).toBeLessThan(150);
-    expect(record?.cost_micros).toBeGreaterThan(0);
-    expect(record?.cost_micros).toBeLessThanOrEqual(record?.held_micros ?? 0);
-    const balance = await gateway.request("/v1/account/balance", { key: payer.key });
-    expect(await balance.json()).toMatchObject({
-      balance_micros: 1_000_000 - (record?.cost_micros ?? 0),
-      held_micros: 0,
-    });
-  });
-});
-
 describe("requests the gateway refuses", () => {
   const model = "gpt-4o-mini";
 
@@ -342,38 +315,5 @@ describe("requests the gateway refuses", () => {
         input: [{ type: "function_call_output", call_id: "call_nowhere", output: "x" }],
       }),
     ).rejects.toMatchObject({ status: 400, param: "input[0].call_id" });
-  });
-});
-
-describe("the same request through chat completions and responses", () => {
-  it.each(ROUTES)("costs the same over the $name", async ({ model }) => {
-    const chat = await gateway.request("/v1/chat/completions", {
-      key: user.key,
-      json: {
-        model,
-        messages: [
-          { role: "system", content: "Answer briefly." },
-          { role: "user", content: "Compare the two paths" },
-        ],
-        max_tokens: 200,
-      },
-    });
-    const responses = await gateway.request("/v1/responses", {
-      key: user.key,
-      json: {
-        model,
-        instructions: "Answer briefly.",
-        input: "Compare the two paths",
-        max_output_tokens: 200,
-      },
-    });
-    expect(chat.status).toBe(200);
-    expect(responses.status).toBe(200);
-    const chatCost = Number(chat.headers.get("x-switchyard-cost-micros"));
-    expect(chatCost).toBeGreaterThan(0);
-    expect(Number(responses.headers.get("x-switchyard-cost-micros"))).toBe(chatCost);
-    const chatBody = (await chat.json()) as { usage: { prompt_tokens: number } };
-    const body = (await responses.json()) as { usage: { input_tokens: number } };
-    expect(body.usage.input_tokens).toBe(chatBody.usage.prompt_tokens);
   });
 });
