@@ -1,8 +1,9 @@
 /**
- * `/v1/responses` with the official openai package, over an OpenAI-compatible, an Anthropic and
- * a Gemini route of the sandbox: text, image input, a function-tool round trip, continuation by
- * `previous_response_id`, the event stream in its documented order, reasoning, retrieve, input
- * items and delete, per-account isolation and refusals. Billing: `responses-billing.test.ts`.
+ * `/v1/responses` with the official openai package, over the sandbox's OpenAI route (served
+ * natively), an OpenAI-compatible, an Anthropic and a Gemini route (translated): text, image
+ * input, a function-tool round trip, continuation by `previous_response_id`, the event stream
+ * in its documented order, reasoning, retrieve, input items and delete, per-account isolation
+ * and refusals. Billing: `responses-billing.test.ts`.
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
