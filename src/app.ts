@@ -15,6 +15,7 @@ import { registerEmbeddingRoutes } from "./endpoints/embeddings/route.ts";
 import { imageGenerationsEndpoint, registerImageEditRoutes } from "./endpoints/images/routes.ts";
 import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
 import { registerModelRoutes } from "./endpoints/models/route.ts";
+import { registerResponsesRoutes } from "./endpoints/responses/route.ts";
 import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
@@ -46,6 +47,7 @@ export function buildApp(
   registerModelEndpoint(app, services, chatCompletionsEndpoint);
   registerModelEndpoint(app, services, messagesEndpoint);
   registerCountTokensRoute(app, services);
+  registerResponsesRoutes(app, services);
   registerEmbeddingRoutes(app, services);
   registerSpeechRoutes(app, services);
   registerModelEndpoint(app, services, imageGenerationsEndpoint);

@@ -45,6 +45,12 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
   },
   {
     method: "POST",
+    path: "/v1/responses",
+    caller: "user",
+    models: ["gpt-4o-mini", "claude-sonnet-4-0", "gemini-2.5-flash"],
+  },
+  {
+    method: "POST",
     path: "/v1/messages/count_tokens",
     caller: "user",
     models: ["claude-sonnet-4-0", "gpt-4o-mini"],
@@ -114,6 +120,9 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/videos/generations", caller: "user" },
   { method: "GET", path: "/v1/videos/generations/{id}", caller: "user" },
   { method: "POST", path: "/v1/videos/generations/{id}/cancel", caller: "user" },
+  { method: "GET", path: "/v1/responses/{id}", caller: "user" },
+  { method: "DELETE", path: "/v1/responses/{id}", caller: "user" },
+  { method: "GET", path: "/v1/responses/{id}/input_items", caller: "user" },
   { method: "GET", path: "/v1/account/webhook-secret", caller: "user" },
   { method: "POST", path: "/v1/account/webhook-secret/rotate", caller: "user" },
 ];

@@ -57,6 +57,10 @@ describe("the OpenAPI document", () => {
   it("contains the public paths", () => {
     for (const [path, method] of [
       ["/v1/chat/completions", "post"],
+      ["/v1/responses", "post"],
+      ["/v1/responses/{id}", "get"],
+      ["/v1/responses/{id}", "delete"],
+      ["/v1/responses/{id}/input_items", "get"],
       ["/v1/models", "get"],
       ["/v1/models/{id}", "get"],
       ["/v1/account/register", "post"],

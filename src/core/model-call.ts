@@ -2,10 +2,11 @@
  * @module core/model-call
  * The request pipeline, written once for every model endpoint and every transport:
  * resolve model → endpoint kind → key allowlist → vendor configured → validate (schema, then the
- * model's own rules) → quota lease → billing hold → operation → settle → log. The caller is
- * already authenticated. A complete answer (JSON, an accepted task) comes back settled; a long
- * one (a stream of events or bytes) comes back with `deliver`, which hands it to the transport's
- * sink and settles what was delivered however the delivery ends (`core/deliver`).
+ * model's own rules) → what the body refers to (`resolve`) → quota lease → billing hold →
+ * operation → settle → log. The caller is already authenticated. A complete answer (JSON, an
+ * accepted task) comes back settled; a long one (a stream of events or bytes) comes back with
+ * `deliver`, which hands it to the transport's sink and settles what was delivered however the
+ * delivery ends (`core/deliver`).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Reservation, SettleDetails, Settlement } from "../billing/index.ts";
@@ -94,8 +95,11 @@ async function runModelCall<S extends TSchema>(
 ): Promise<ModelCallOutcome> {
   const { caller, requestId, started } = input;
   const model = resolveModel(services, caller.key, requestedModel(input.body), target);
-  const validated = validate(input.body);
-  endpoint.validateForModel?.(validated, model);
+  const checked = validate(input.body);
+  endpoint.validateForModel?.(checked, model);
+  const validated = endpoint.resolve
+    ? await endpoint.resolve(checked, { accountId: caller.accountId, services })
+    : checked;
 
   const lease = await services.quotas.acquire(caller.key, requestId);
   let reservation: Reservation | undefined;

@@ -114,6 +114,12 @@ export interface ModelEndpoint<S extends TSchema> {
   nullMeansAbsent?: boolean;
   /** Rules of the model beyond the schema (sizes, voices, dimensions...). Throws GatewayError. */
   validateForModel?(body: Static<S>, model: CatalogModel): void;
+  /**
+   * Loads what the request refers to beyond its body (the stored conversation a Responses
+   * request continues) before the quota lease and the hold, so the hold covers it; returns the
+   * body the rest of the pipeline sees. Throws GatewayError.
+   */
+  resolve?(body: Static<S>, context: { accountId: string; services: Services }): Promise<Static<S>>;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
   estimateCost?(body: Static<S>, model: CatalogModel): Promise<CostEstimate>;
   /**

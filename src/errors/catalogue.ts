@@ -154,6 +154,16 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "API key '{id}' does not exist.",
   },
+  response_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "Response with id '{id}' not found.",
+  },
+  previous_response_not_found: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "Previous response with id '{id}' not found.",
+  },
   task_not_found: {
     status: 404,
     type: "invalid_request_error",

@@ -9,6 +9,7 @@ import type {
   EmbeddingModel,
   ImageModel,
   MessagesPassthroughModel,
+  ResponsesPassthroughModel,
   SpeechModel,
   VideoModel,
 } from "../spec/index.ts";
@@ -20,8 +21,12 @@ import { createImageModels } from "./images.ts";
 import type { HttpClient } from "./kit/http-client.ts";
 import { perRoute } from "./kit/per-route.ts";
 import { OpenAICompatibleChatModel } from "./openai-compatible/openai-compatible-chat-model.ts";
+import { OpenAIResponsesPassthrough } from "./openai-compatible/openai-responses-passthrough.ts";
 import { createSpeechModels } from "./speech.ts";
 import { createVideoModels } from "./videos.ts";
+
+/** The vendor whose routes serve OpenAI's Responses API natively. */
+const RESPONSES_VENDOR = "openai";
 
 export interface ProviderRegistry {
   /** The chat adapter for a route, or undefined when the route's protocol has no chat adapter. */
@@ -36,6 +41,11 @@ export interface ProviderRegistry {
   videoModel(route: ResolvedRoute): VideoModel | undefined;
   /** The native `/v1/messages` client for an Anthropic-protocol route, else undefined. */
   messagesPassthrough(route: ResolvedRoute): MessagesPassthroughModel | undefined;
+  /**
+   * OpenAI's own `/v1/responses` for a route of the `openai` vendor (the only one serving the
+   * Responses API), else undefined.
+   */
+  responsesPassthrough(route: ResolvedRoute): ResponsesPassthroughModel | undefined;
   /** Whether an adapter can serve `route` for an endpoint of this kind. */
   serves(kind: EndpointKind, route: ResolvedRoute): boolean;
   /** Closes the upstream connection pool. */
@@ -68,6 +78,11 @@ export function createProviderRegistry(http: HttpClient): ProviderRegistry {
     videoModel: createVideoModels(http),
     messagesPassthrough: perRoute<MessagesPassthroughModel>(http, (route, config) =>
       route.adapter === "anthropic" ? new AnthropicPassthrough(config) : undefined,
+    ),
+    responsesPassthrough: perRoute<ResponsesPassthroughModel>(http, (route, config) =>
+      route.vendor === RESPONSES_VENDOR && route.adapter === "openai-compatible"
+        ? new OpenAIResponsesPassthrough(config)
+        : undefined,
     ),
     chatModel: perRoute<ChatModel>(http, (route, config) => {
       switch (route.adapter) {

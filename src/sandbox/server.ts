@@ -18,6 +18,7 @@ import { registerGeminiRoutes } from "./gemini-generate.ts";
 import { registerImageRoutes } from "./image-routes.ts";
 import { handleChatCompletions, isChatCompletionsPath } from "./openai-chat.ts";
 import { openAIError, openAIErrorForStatus } from "./openai-errors.ts";
+import { handleResponses, isResponsesPath } from "./openai-responses.ts";
 import { registerSpeechRoutes as registerSandboxSpeechRoutes } from "./speech.ts";
 import { type LoggedRequest, SandboxState, type SandboxStats } from "./state.ts";
 import { registerVideoRoutes } from "./video/video-routes.ts";
@@ -114,6 +115,7 @@ export function buildSandboxApp(options: SandboxAppOptions = {}): FastifyInstanc
   app.post("/*", (request, reply) => {
     const path = pathOf(request.url);
     if (isChatCompletionsPath(path)) return handleChatCompletions(request, reply, state);
+    if (isResponsesPath(path)) return handleResponses(request, reply, state);
     if (isEmbeddingsPath(path)) return handleOpenAIEmbeddings(request, reply, state);
     return reply.callNotFound();
   });

@@ -6,6 +6,7 @@ export * from "./chat-model.ts";
 export * from "./embedding-model.ts";
 export * from "./image-model.ts";
 export * from "./messages-passthrough.ts";
+export * from "./responses-passthrough.ts";
 export * from "./speech-model.ts";
 export * from "./upstream-error.ts";
 export * from "./usage.ts";

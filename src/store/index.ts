@@ -7,6 +7,7 @@ import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
+import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
 import type { Store } from "./types.ts";
 
@@ -50,6 +51,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlLedgerStore(handle.db, handle.transactions, holds && ((id) => holds.heldFor(id))),
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
+    ...sqlResponseStore(handle.db),
     close: () => handle.close(),
   };
 }

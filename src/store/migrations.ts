@@ -264,6 +264,21 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0008_responses": {
+      // Responses API answers kept with `store` (src/endpoints/responses): read back, listed and
+      // continued by `previous_response_id`, always within the account that made them.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("responses")
+          .addColumn("id", "text", (c) => c.primaryKey())
+          .addColumn("account_id", "text", (c) => c.notNull().references("accounts.id"))
+          .addColumn("model", "text", (c) => c.notNull())
+          .addColumn("response", "text", (c) => c.notNull())
+          .addColumn("input_items", "text", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -163,6 +163,18 @@ export interface WebhookSecretsTable {
   created_at: number;
 }
 
+/** A stored Responses API answer (migration 0008), kept for GET and `previous_response_id`. */
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  model: string;
+  /** JSON: the Response object as it was answered. */
+  response: string;
+  /** JSON array: the items that formed its input (a continued conversation's included). */
+  input_items: string;
+  created_at: number;
+}
+
 export interface Database {
   usage_records: UsageRecordsTable;
   accounts: AccountsTable;
@@ -173,4 +185,5 @@ export interface Database {
   instances: InstancesTable;
   video_tasks: VideoTasksTable;
   webhook_secrets: WebhookSecretsTable;
+  responses: ResponsesTable;
 }

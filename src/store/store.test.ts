@@ -278,6 +278,35 @@ function storeSuite(
       expect(byModel.map((group) => group.group)).toEqual(["gpt-4o-mini"]);
       expect(await store.listUsage({ accountId, limit: 1, model: "gpt-4o-mini" })).toHaveLength(1);
     });
+
+    it("keeps responses per account: read, and delete, only by their owner", async () => {
+      const owner = await account(0);
+      const other = await account(0);
+      const id = `resp_${Math.random().toString(36).slice(2)}`;
+      const response = { id, object: "response", output: [{ id: "msg_1", type: "message" }] };
+      const inputItems = [{ id: "msg_0", type: "message", role: "user", content: "Hi" }];
+      await store.saveResponse({
+        id,
+        accountId: owner,
+        model: "gpt-4o-mini",
+        response,
+        inputItems,
+        createdAt: 1_700_000_000_000,
+      });
+      expect(await store.findResponse(owner, id)).toEqual({
+        id,
+        accountId: owner,
+        model: "gpt-4o-mini",
+        response,
+        inputItems,
+        createdAt: 1_700_000_000_000,
+      });
+      expect(await store.findResponse(other, id)).toBeUndefined();
+      expect(await store.deleteResponse(other, id)).toBe(false);
+      expect(await store.deleteResponse(owner, id)).toBe(true);
+      expect(await store.findResponse(owner, id)).toBeUndefined();
+      expect(await store.deleteResponse(owner, id)).toBe(false);
+    });
   });
 }
 

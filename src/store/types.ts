@@ -152,8 +152,30 @@ export interface Store
     SessionStore,
     LedgerStore,
     BillingStore,
-    TaskStore {
+    TaskStore,
+    ResponseStore {
   close(): Promise<void>;
+}
+
+/** A Responses API answer kept for reading back and continuing (`store: true`). */
+export interface StoredResponse {
+  id: string;
+  accountId: string;
+  model: string;
+  /** The Response object as it was answered. */
+  response: Record<string, unknown>;
+  /** The items that formed its input, a continued conversation's included. */
+  inputItems: Record<string, unknown>[];
+  createdAt: number;
+}
+
+/** Stored Responses API answers; every read and delete is within one account. */
+export interface ResponseStore {
+  saveResponse(record: StoredResponse): Promise<void>;
+  /** The account's response with this id, or undefined (another account's is not found). */
+  findResponse(accountId: string, id: string): Promise<StoredResponse | undefined>;
+  /** True when the account had a response with this id. */
+  deleteResponse(accountId: string, id: string): Promise<boolean>;
 }
 
 export interface UsageRecord {

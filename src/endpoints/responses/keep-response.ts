@@ -1,0 +1,62 @@
+/**
+ * @module endpoints/responses/keep-response
+ * Keeps an answered response for its account (`store`, true unless the request said false):
+ * the Response as it was answered, and the items that formed its input — the continued
+ * conversation's first, then the request's own, each with an id and messages in full form —
+ * so that `GET`, `input_items` and `previous_response_id` need one row.
+ */
+import type { OperationContext } from "../../core/operation.ts";
+import { responsesId } from "./build-responses-response.ts";
+import { inputItems } from "./convert-responses-request.ts";
+import type { ResponsesInputItem, ResponsesRequest } from "./schema.ts";
+import { priorItems } from "./validate-responses-request.ts";
+
+const ITEM_PREFIX = {
+  message: "msg",
+  function_call: "fc",
+  function_call_output: "fco",
+  reasoning: "rs",
+  item_reference: "ref",
+} as const;
+
+/** Input items as they are stored and listed: each with an id, messages with content parts. */
+export function storedItems(items: ResponsesInputItem[]): Record<string, unknown>[] {
+  return items.map((item) => {
+    const id = item.id ?? responsesId(ITEM_PREFIX[item.type ?? "message"]);
+    if (item.type !== undefined && item.type !== "message") return { ...item, id };
+    const content =
+      typeof item.content !== "string"
+        ? item.content
+        : item.role === "assistant"
+          ? [{ type: "output_text", text: item.content, annotations: [] }]
+          : [{ type: "input_text", text: item.content }];
+    return { ...item, id, type: "message", status: item.status ?? "completed", content };
+  });
+}
+
+export async function keepResponse(
+  body: ResponsesRequest,
+  context: OperationContext,
+  response: { id: string; model: string } & Record<string, unknown>,
+): Promise<void> {
+  if (body.store === false) return;
+  try {
+    await context.services.store.saveResponse({
+      id: response.id,
+      accountId: context.accountId,
+      model: response.model,
+      response,
+      inputItems: [
+        ...(priorItems(body) as Record<string, unknown>[]),
+        ...storedItems(inputItems(body)),
+      ],
+      createdAt: context.services.now(),
+    });
+  } catch (error) {
+    // Charged and answered already: the client gets its answer; only reading it back fails.
+    context.services.logger.error(
+      { err: error, requestId: context.requestId },
+      "storing the response failed",
+    );
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * @module endpoints/responses/operation
+ * The transport-free `POST /v1/responses` operation. A model's routes are tried in order, with
+ * fallback before the first byte: a route whose vendor serves the Responses API (OpenAI) is
+ * served natively (`native-responses.ts`), any other is translated to the chat model and back.
+ * The answer is a Response object or the Responses event stream. A stream that the client
+ * aborts or the upstream breaks is billed like a chat stream: the larger of the upstream's
+ * report and the gateway's count of what it delivered, nothing when the upstream broke before
+ * any output. With `store` (the default) the response is kept once it is settled.
+ */
+import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
+import { adapterFor } from "../../core/adapter-for.ts";
+import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
+import { attemptRoutes, logAttempts } from "../../routing/index.ts";
+import type {
+  CallWarning,
+  ChatCallOptions,
+  ChatFinishReason,
+  ChatMessage,
+  ChatResult,
+  ChatStreamPart,
+  PassthroughResult,
+  PassthroughStream,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { estimateChatUsage } from "../chat-completions/operation.ts";
+import { chatModelRules } from "../chat-model-rules.ts";
+import {
+  buildResponsesResponse,
+  finishedResponse,
+  responseSkeleton,
+  responsesId,
+} from "./build-responses-response.ts";
+import { convertResponsesRequest } from "./convert-responses-request.ts";
+import { keepResponse } from "./keep-response.ts";
+import {
+  clientSnapshot,
+  deliveredDelta,
+  NativeRelay,
+  nativeResponsesBody,
+} from "./native-responses.ts";
+import { ResponsesStreamWriter } from "./responses-stream-events.ts";
+import type { ResponsesRequest } from "./schema.ts";
+import { priorItems } from "./validate-responses-request.ts";
+
+type Attempt =
+  | { kind: "native-json"; result: PassthroughResult }
+  | { kind: "native-stream"; stream: PassthroughStream }
+  | { kind: "json"; result: ChatResult }
+  | { kind: "stream"; parts: AsyncIterable<ChatStreamPart> };
+
+function promptText(messages: ChatMessage[]): string {
+  return messages
+    .flatMap((message) => {
+      const content = message.content;
+      if (content === null) return [];
+      if (typeof content === "string") return [content];
+      return content.flatMap((part) => (part.type === "text" ? [part.text] : []));
+    })
+    .join("\n");
+}
+
+/**
+ * Billing of a stream: the prompt counted once (as the chat call it is equivalent to), the
+ * delivered output counted as it goes.
+ */
+function streamBilling(options: () => ChatCallOptions, context: OperationContext) {
+  const delivered = new DeliveredText();
+  const state = { usage: undefined as TokenUsage | undefined, interrupted: false };
+  let promptTokens: Promise<number> | undefined;
+  /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
+  const ownCount = async (): Promise<TokenUsage> => {
+    const messages = options().messages;
+    promptTokens ??= countTokens(promptText(messages), { exact: true });
+    return {
+      input: { total: (await promptTokens) + messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
+      output: { total: await delivered.tokens(), reasoning: 0 },
+      source: "estimated",
+    };
+  };
+  return {
+    state,
+    delivered,
+    ownCount,
+    /** The upstream broke (not the client going away). */
+    noteFailure() {
+      state.interrupted = !context.signal.aborted;
+    },
+    // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
+    // already): what was delivered, and nothing at all when the upstream broke before any output.
+    async usage() {
+      const own = await ownCount();
+      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
+      return { tokens: atLeastDelivered(state.usage, own) };
+    },
+  };
+}
+
+export async function runResponses(
+  body: ResponsesRequest,
+  context: OperationContext,
+): Promise<OperationResult> {
+  const { services } = context;
+  const prior = priorItems(body);
+  const rules = chatModelRules(context.model);
+  const head = {
+    id: responsesId("resp"),
+    createdAt: Math.floor(services.now() / 1000),
+    model: context.model.id,
+  };
+  let options: ChatCallOptions | undefined;
+  let warnings: CallWarning[] = [];
+  const optionsFor = (upstreamModel: string): ChatCallOptions => {
+    const converted = convertResponsesRequest(body, upstreamModel, { prior, rules });
+    warnings = converted.warnings;
+    options = { ...converted.options, abortSignal: context.signal };
+    return options;
+  };
+
+  const attempt = await attemptRoutes<Attempt>(
+    context.model,
+    async (route) => {
+      const call = optionsFor(route.upstreamModel);
+      const native = services.providers.responsesPassthrough(route);
+      if (native) {
+        const passthrough = {
+          body: nativeResponsesBody(body, prior, route.upstreamModel),
+          headers: {},
+          abortSignal: context.signal,
+        };
+        return body.stream
+          ? { kind: "native-stream", stream: await native.stream(passthrough) }
+          : { kind: "native-json", result: await native.create(passthrough) };
+      }
+      const chatModel = adapterFor(services.providers, "chatModel", route, context.model);
+      return body.stream
+        ? { kind: "stream", parts: await chatModel.doStream(call) }
+        : { kind: "json", result: await chatModel.doGenerate(call) };
+    },
+    logAttempts(context),
+  );
+
+  switch (attempt.kind) {
+    case "json": {
+      const { result } = attempt;
+      const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
+      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
+      const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
+      await keepResponse(body, context, response);
+      return {
+        kind: "json",
+        body: response,
+        usage: { tokens: usage },
+        warnings: [...warnings, ...result.warnings],
+      };
+    }
+    case "native-json": {
+      const { result } = attempt;
+      const response = clientSnapshot(result.body, body, context.model.id);
+      const text = JSON.stringify(response.output ?? []);
+      const usage = result.usage ?? (await estimateChatUsage(options!, text));
+      await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
+      if (typeof response.id === "string")
+        await keepResponse(body, context, {
+          ...response,
+          id: response.id,
+          model: context.model.id,
+        });
+      return { kind: "json", body: response, usage: { tokens: usage }, warnings };
+    }
+    case "stream":
+      return translatedStream(body, context, attempt.parts, head, () => options!, warnings);
+    case "native-stream":
+      return nativeStream(body, context, attempt.stream, () => options!, warnings);
+  }
+}
+
+function translatedStream(
+  body: ResponsesRequest,
+  context: OperationContext,
+  parts: AsyncIterable<ChatStreamPart>,
+  head: { id: string; createdAt: number; model: string },
+  options: () => ChatCallOptions,
+  warnings: CallWarning[],
+): OperationResult {
+  const skeleton = responseSkeleton(body, head);
+  const writer = new ResponsesStreamWriter(skeleton);
+  const billing = streamBilling(options, context);
+  async function* frames(): AsyncGenerator<StreamFrame> {
+    yield* writer.start();
+    let finishReason: ChatFinishReason = "stop";
+    try {
+      for await (const part of parts) {
+        if (part.type === "finish") {
+          finishReason = part.finishReason;
+          billing.state.usage = part.usage;
+          continue;
+        }
+        const frames = writer.part(part);
+        if (frames.length === 0) continue;
+        if (part.type === "text-delta" || part.type === "reasoning-delta")
+          billing.delivered.add(part.delta);
+        if (part.type === "tool-call-delta") billing.delivered.add(part.argumentsDelta);
+        yield* frames;
+      }
+    } catch (error) {
+      billing.noteFailure();
+      yield* writer.failed(error);
+      return;
+    }
+    yield* writer.close(finishReason);
+    const usage = billing.state.usage ?? (await billing.ownCount());
+    billing.state.usage = usage;
+    await context.settle({ tokens: usage });
+    const response = finishedResponse(skeleton, {
+      output: writer.output,
+      finishReason,
+      usage,
+      now: context.services.now(),
+    });
+    await keepResponse(body, context, response);
+    yield writer.terminal(response);
+  }
+  return {
+    kind: "stream",
+    frames: frames(),
+    warnings,
+    usage: billing.usage,
+    interrupted: () => billing.state.interrupted,
+  };
+}
+
+function nativeStream(
+  body: ResponsesRequest,
+  context: OperationContext,
+  upstream: PassthroughStream,
+  options: () => ChatCallOptions,
+  warnings: CallWarning[],
+): OperationResult {
+  const relay = new NativeRelay(body, context.model.id);
+  const billing = streamBilling(options, context);
+  async function* frames(): AsyncGenerator<StreamFrame> {
+    try {
+      for await (const { event, data } of upstream.events) {
+        const delta = deliveredDelta(event, data);
+        if (delta) billing.delivered.add(delta);
+        const frame = relay.frame(event, data);
+        if (event === "error" || event === "response.failed") billing.noteFailure();
+        if (event === "response.completed" || event === "response.incomplete") {
+          const usage = upstream.usage() ?? (await billing.ownCount());
+          billing.state.usage = usage;
+          await context.settle(
+            { tokens: usage },
+            { upstreamRequestId: upstream.upstreamRequestId },
+          );
+          const response = relay.snapshot;
+          if (typeof response.id === "string")
+            await keepResponse(body, context, {
+              ...response,
+              id: response.id,
+              model: context.model.id,
+            });
+        }
+        yield frame;
+      }
+    } catch (error) {
+      billing.noteFailure();
+      yield* relay.failed(error);
+    }
+  }
+  return {
+    kind: "stream",
+    frames: frames(),
+    warnings,
+    usage: async () => {
+      billing.state.usage ??= upstream.usage();
+      return billing.usage();
+    },
+    interrupted: () => billing.state.interrupted,
+  };
+}

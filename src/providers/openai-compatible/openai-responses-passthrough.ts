@@ -1,0 +1,140 @@
+/**
+ * @module providers/openai-compatible/openai-responses-passthrough
+ * OpenAI's own `POST /v1/responses` for the native route of the gateway's `/v1/responses`: the
+ * body goes upstream as the endpoint prepared it, the Response or the named event stream comes
+ * back unchanged, and the usage (`input_tokens` with `cached_tokens`, `output_tokens` with
+ * `reasoning_tokens`) is read for billing from the Response or the terminal event.
+ * @see https://platform.openai.com/docs/api-reference/responses
+ */
+import type {
+  PassthroughCall,
+  PassthroughEvent,
+  PassthroughStream,
+  ResponsesPassthroughModel,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { decodeSse } from "../kit/sse-decoder.ts";
+import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { readOpenAIError } from "./map-openai-response.ts";
+
+export interface OpenAIResponsesConfig {
+  baseUrl: string;
+  apiKey: string;
+  http: HttpClient;
+}
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+interface ResponsesUsage {
+  input_tokens?: number;
+  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  output_tokens?: number;
+  output_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+/** The Responses API's usage object in normalized form (input includes cached tokens). */
+export function convertResponsesUsage(raw: unknown): TokenUsage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const usage = raw as ResponsesUsage;
+  if (typeof usage.input_tokens !== "number" && typeof usage.output_tokens !== "number")
+    return undefined;
+  return {
+    input: {
+      total: usage.input_tokens ?? 0,
+      cacheRead: usage.input_tokens_details?.cached_tokens ?? 0,
+      cacheWrite: usage.input_tokens_details?.cache_write_tokens ?? 0,
+    },
+    output: {
+      total: usage.output_tokens ?? 0,
+      reasoning: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    },
+    source: "upstream",
+    raw,
+  };
+}
+
+function parseEvent(data: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed event.",
+      cause: error,
+    });
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new UpstreamError({ kind: "protocol", message: "Upstream sent a malformed event." });
+  return parsed as Record<string, unknown>;
+}
+
+export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
+  readonly specificationVersion = "switchyard-responses-passthrough-1" as const;
+  readonly #config: OpenAIResponsesConfig;
+
+  constructor(config: OpenAIResponsesConfig) {
+    this.#config = config;
+  }
+
+  #post(call: PassthroughCall, stream: boolean) {
+    return postUpstream(this.#config.http, `${this.#config.baseUrl}/responses`, {
+      headers: {
+        ...call.headers,
+        ...(this.#config.apiKey ? { authorization: `Bearer ${this.#config.apiKey}` } : {}),
+        "content-type": "application/json",
+        ...(stream ? { accept: "text/event-stream" } : {}),
+      },
+      body: JSON.stringify({ ...call.body, stream }),
+      signal: call.abortSignal,
+      readError: readOpenAIError,
+    });
+  }
+
+  async create(call: PassthroughCall) {
+    const response = await this.#post(call, false);
+    return readJsonObject(response, call.abortSignal, (body) => ({
+      body,
+      usage: convertResponsesUsage(body.usage),
+      upstreamRequestId: headerValue(response.headers, "x-request-id"),
+    }));
+  }
+
+  async stream(call: PassthroughCall): Promise<PassthroughStream> {
+    const response = await this.#post(call, true);
+    let usage: TokenUsage | undefined;
+    const signal = call.abortSignal;
+    async function* events(): AsyncGenerator<PassthroughEvent> {
+      let ended = false;
+      try {
+        for await (const frame of decodeSse(response.body)) {
+          if (frame.data === "[DONE]") break;
+          const data = parseEvent(frame.data);
+          const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
+          if (TERMINAL.has(event)) {
+            ended = true;
+            usage = convertResponsesUsage(
+              (data.response as { usage?: unknown } | undefined)?.usage,
+            );
+          }
+          yield { event, data };
+          if (ended) return;
+        }
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+      if (!ended)
+        throw new UpstreamError({
+          kind: "protocol",
+          message: "Upstream stream ended before its terminal event.",
+        });
+    }
+    return {
+      events: events(),
+      usage: () => usage,
+      upstreamRequestId: headerValue(response.headers, "x-request-id"),
+    };
+  }
+}
