@@ -13,7 +13,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSse, parseEventObject } from "../kit/sse-decoder.ts";
 import { badResponse, postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicUsage } from "./anthropic-api.ts";
 import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
@@ -74,7 +74,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       let stopped = false;
       try {
         for await (const frame of decodeSse(response.body)) {
-          const data = parseEvent(frame.data);
+          const data = parseEventObject(frame.data);
           const event = frame.event ?? String(data.type ?? "message");
           if (event === "message_start") {
             usage = mergeAnthropicUsage(
@@ -113,21 +113,4 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       return { input_tokens: answer.input_tokens };
     });
   }
-}
-
-/** One event's data: a JSON object, else the stream is malformed. */
-function parseEvent(data: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch (error) {
-    throw new UpstreamError({
-      kind: "protocol",
-      message: "Upstream sent a malformed event.",
-      cause: error,
-    });
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-    throw new UpstreamError({ kind: "protocol", message: "Upstream sent a malformed event." });
-  return parsed as Record<string, unknown>;
 }

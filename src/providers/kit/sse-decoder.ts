@@ -114,3 +114,20 @@ export async function* decodeSse(
   const last = builder.line("");
   if (last) yield last;
 }
+
+/** One event's data: a JSON object, else the stream is malformed. */
+export function parseEventObject(data: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed event.",
+      cause: error,
+    });
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new UpstreamError({ kind: "protocol", message: "Upstream sent a malformed event." });
+  return parsed as Record<string, unknown>;
+}

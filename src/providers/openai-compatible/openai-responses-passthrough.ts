@@ -15,7 +15,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSse, parseEventObject } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { readOpenAIError } from "./map-openai-response.ts";
 
@@ -53,22 +53,6 @@ export function convertResponsesUsage(raw: unknown): TokenUsage | undefined {
     source: "upstream",
     raw,
   };
-}
-
-function parseEvent(data: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch (error) {
-    throw new UpstreamError({
-      kind: "protocol",
-      message: "Upstream sent a malformed event.",
-      cause: error,
-    });
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-    throw new UpstreamError({ kind: "protocol", message: "Upstream sent a malformed event." });
-  return parsed as Record<string, unknown>;
 }
 
 export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
@@ -111,7 +95,7 @@ export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
       try {
         for await (const frame of decodeSse(response.body)) {
           if (frame.data === "[DONE]") break;
-          const data = parseEvent(frame.data);
+          const data = parseEventObject(frame.data);
           const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
           if (TERMINAL.has(event)) {
             ended = true;
