@@ -114,6 +114,11 @@ export const ERROR_CATALOGUE = {
   },
 
   // Images (`/v1/images/edits`, and `imgmodel` generations)
+  invalid_json_schema: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "Invalid schema for the structured output: {detail}",
+  },
   invalid_image_format: {
     status: 400,
     type: "invalid_request_error",
@@ -237,6 +242,11 @@ export const ERROR_CATALOGUE = {
     status: 502,
     type: "upstream_error",
     message: "The upstream provider's answer is larger than this gateway reads: {detail}",
+  },
+  structured_output_invalid: {
+    status: 502,
+    type: "upstream_error",
+    message: "The model's answer does not match the requested JSON schema: {detail}",
   },
   vendor_not_configured: {
     status: 503,

@@ -108,6 +108,7 @@ export function toGatewayError(error: unknown, requestId: string): GatewayError 
         {
           status,
           providerCode: error.vendorCode,
+          param: vendorParam(error.body),
           cause: error,
           headers,
         },
@@ -116,6 +117,14 @@ export function toGatewayError(error: unknown, requestId: string): GatewayError 
     return new GatewayError("upstream_error", { detail: error.message }, { cause: error, headers });
   }
   return new GatewayError("internal_error", { requestId }, { cause: error });
+}
+
+/** The field an OpenAI-style vendor error names (`{error: {param}}`), passed on with its refusal. */
+function vendorParam(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null || !("error" in body)) return undefined;
+  const inner = body.error;
+  if (typeof inner !== "object" || inner === null || !("param" in inner)) return undefined;
+  return typeof inner.param === "string" ? inner.param : undefined;
 }
 
 export function renderError(

@@ -142,6 +142,7 @@ async function handleMessages(
 
   const plan = planAnthropicReply(parsed, normalized, {
     ...(fault.words === undefined ? {} : { words: fault.words }),
+    ...(fault.offSchema ? { offSchema: true } : {}),
     ...(fault.cachedTokens === undefined ? {} : { cachedTokens: fault.cachedTokens }),
     ...(fault.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: fault.cacheWriteTokens }),
   });

@@ -47,6 +47,8 @@ export interface AnthropicPlan {
 export interface AnthropicPlanOptions {
   /** The `words` fault: reply length (still capped by `max_tokens`). */
   words?: number;
+  /** The `off-schema` fault. */
+  offSchema?: boolean;
   /** The `cached-tokens` and `cache-write-tokens` faults. */
   cachedTokens?: number;
   cacheWriteTokens?: number;
@@ -104,7 +106,7 @@ export function planAnthropicReply(
     ...chat,
     maxTokens: chat.maxTokens === undefined ? undefined : maxTokens - outputTokens,
   };
-  const plan = planChatReply(capped, options.words === undefined ? {} : { words: options.words });
+  const plan = planChatReply(capped, { words: options.words, offSchema: options.offSchema });
   let stopReason: AnthropicStopReason;
   let stopSequence: string | null = null;
   if (plan.reply.kind === "tool_call") {

@@ -77,7 +77,7 @@ describe("planChatReply", () => {
     expect(call.reply.call.id).toMatch(/^call_[0-9a-f]{24}$/);
     expect(call.reply.call.name).toBe("get_weather");
     const args = JSON.parse(call.reply.call.arguments) as Record<string, unknown>;
-    expect(args.city).toMatch(/^sample [a-z]+$/);
+    expect(args.city).toMatch(/^[a-z]+$/);
     expect(args.unit).toBe("celsius");
     expect(args.verbose).toBe(true);
     expect(Number.isInteger(args.days)).toBe(true);
@@ -144,12 +144,24 @@ describe("helpers", () => {
     expect(requestSeed(a)).not.toBe(requestSeed(c));
   });
 
-  it("formats tool arguments with spaces and no required props as {}", () => {
+  it("fills tool arguments from the schema, and gives {} without one", () => {
     expect(toolCallArguments({ name: "noop", parameters: undefined }, 1)).toBe("{}");
-    const args = toolCallArguments(
-      { name: "t", parameters: { properties: { q: { type: "string" } }, required: ["q"] } },
-      1,
-    );
-    expect(args).toMatch(/^\{"q": "sample [a-z]+"\}$/);
+    const parameters = {
+      type: "object",
+      properties: {
+        q: { type: "string" },
+        unit: { type: "string", enum: ["c", "f"] },
+        at: { type: "object", properties: { day: { type: "integer", minimum: 1, maximum: 7 } } },
+      },
+      required: ["q", "unit", "at"],
+    };
+    const args = JSON.parse(toolCallArguments({ name: "t", parameters }, 1));
+    expect(args).toEqual({
+      q: expect.stringMatching(/^[a-z]+$/),
+      unit: expect.stringMatching(/^[cf]$/),
+      at: { day: expect.any(Number) },
+    });
+    expect(args.at.day).toBeGreaterThanOrEqual(1);
+    expect(args.at.day).toBeLessThanOrEqual(7);
   });
 });

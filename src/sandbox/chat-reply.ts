@@ -15,7 +15,7 @@ import {
   stableHash,
   WORDS,
 } from "./deterministic-text.ts";
-import { schemaInstance } from "./schema-instance.ts";
+import { driftFromSchema, schemaInstance } from "./schema-instance.ts";
 
 export const DEFAULT_REPLY_WORDS = 24;
 /** Prompt tokens charged per image part (OpenAI's low-detail image cost). */
@@ -102,37 +102,24 @@ export function replyText(
   return [...lead, ...filler].slice(0, wordCount).join(" ");
 }
 
-function sampleValue(schema: unknown, next: () => number): unknown {
-  const word = () => WORDS[Math.floor(next() * WORDS.length)] ?? "echo";
-  if (!isRecord(schema)) return `sample ${word()}`;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  switch (schema.type) {
-    case "integer":
-    case "number":
-      return 1 + Math.floor(next() * 100);
-    case "boolean":
-      return true;
-    case "array":
-      return [];
-    case "object":
-      return {};
-    default:
-      return `sample ${word()}`;
+/** JSON with a space after each `:` and `,`, as models write tool arguments. */
+function spacedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(spacedJson).join(", ")}]`;
+  if (isRecord(value)) {
+    const entries = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`);
+    return `{${entries.join(", ")}}`;
   }
+  return JSON.stringify(value);
 }
 
-/** Deterministic arguments filling the tool's required properties with sample values. */
-export function toolCallArguments(tool: ChatTool, seed: number): string {
-  const next = seededRandom(seed ^ stableHash(tool.name));
-  const properties = isRecord(tool.parameters?.properties) ? tool.parameters.properties : {};
-  const required = Array.isArray(tool.parameters?.required) ? tool.parameters.required : [];
-  const entries: string[] = [];
-  for (const key of required) {
-    if (typeof key !== "string") continue;
-    const value = sampleValue(properties[key], next);
-    entries.push(`${JSON.stringify(key)}: ${JSON.stringify(value)}`);
-  }
-  return `{${entries.join(", ")}}`;
+/**
+ * Deterministic arguments for the tool: an instance of its parameters' schema (every required
+ * property, the right types, enums and formats), as a vendor's model gives them.
+ */
+export function toolCallArguments(tool: ChatTool, seed: number, offSchema = false): string {
+  const value = schemaInstance(tool.parameters ?? {}, seed ^ stableHash(tool.name));
+  const args = isRecord(value) ? value : {};
+  return spacedJson(offSchema ? driftFromSchema(args, tool.parameters) : args);
 }
 
 function chooseTool(request: ChatRequest): ChatTool | undefined {
@@ -151,7 +138,7 @@ function chooseTool(request: ChatRequest): ChatTool | undefined {
  */
 export function planChatReply(
   request: ChatRequest,
-  options: { words?: number; choice?: number } = {},
+  options: { words?: number | undefined; choice?: number; offSchema?: boolean | undefined } = {},
 ): ChatPlan {
   const choice = options.choice ?? 0;
   const seed =
@@ -162,7 +149,7 @@ export function planChatReply(
     const call = {
       id: `call_${hexId(seed, 24)}`,
       name: tool.name,
-      arguments: toolCallArguments(tool, seed),
+      arguments: toolCallArguments(tool, seed, options.offSchema),
     };
     const reply: ChatReply = { kind: "tool_call", call, finishReason: "tool_calls" };
     return { reply, promptTokens, completionTokens: countTokens(call.arguments) };
@@ -172,7 +159,11 @@ export function planChatReply(
   const text = replyText(request.messages, seed, capped ? (request.maxTokens ?? 0) : wanted);
   const content =
     request.jsonSchema !== undefined
-      ? JSON.stringify(schemaInstance(request.jsonSchema, seed))
+      ? JSON.stringify(
+          options.offSchema
+            ? driftFromSchema(schemaInstance(request.jsonSchema, seed), request.jsonSchema)
+            : schemaInstance(request.jsonSchema, seed),
+        )
       : request.jsonObject
         ? JSON.stringify({ answer: text })
         : text;

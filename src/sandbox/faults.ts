@@ -29,6 +29,11 @@ export interface FaultSpec {
   hang: boolean;
   /** Leave usage out (non-stream body and stream usage chunk). */
   noUsage: boolean;
+  /**
+   * Structured output drifts from its schema (a `json_schema` answer or a tool call's
+   * arguments lack their first required property), as a model without constrained decoding can.
+   */
+  offSchema?: boolean;
   /** Reply with exactly n words (still capped by max_tokens). */
   words?: number;
   /** Fail only the first n requests sharing a fault key, with `status` (default 503). */
@@ -94,6 +99,7 @@ export const INTEGER_FAULTS = {
 const FLAG_KEYS = {
   hang: "hang",
   "no-usage": "noUsage",
+  "off-schema": "offSchema",
   "video-moderated": "videoModerated",
   "video-stuck": "videoStuck",
 } as const;

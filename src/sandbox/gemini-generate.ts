@@ -91,7 +91,7 @@ function preflight(
 export function planGeminiReply(
   chat: ChatRequest,
   thinking: { includeThoughts: boolean; thinkingBudget: number | undefined },
-  fault: Pick<FaultSpec, "words" | "cachedTokens">,
+  fault: Pick<FaultSpec, "words" | "cachedTokens" | "offSchema">,
 ): GeminiPlan {
   const budget = thinking.thinkingBudget ?? -1; // -1: dynamic thinking
   const thoughtWords = thinking.includeThoughts
@@ -109,7 +109,7 @@ export function planGeminiReply(
     chat.maxTokens === undefined
       ? chat
       : { ...chat, maxTokens: Math.max(0, chat.maxTokens - thoughtTokens) };
-  const plan = planChatReply(capped, fault.words === undefined ? {} : { words: fault.words });
+  const plan = planChatReply(capped, { words: fault.words, offSchema: fault.offSchema });
   return {
     ...plan,
     cachedTokens: fault.cachedTokens,

@@ -124,7 +124,7 @@ describe("non-stream chat completions", () => {
     expect(toolCall?.type).toBe("function");
     expect(toolCall?.function.name).toBe("get_weather");
     expect(JSON.parse(toolCall?.function.arguments ?? "")).toEqual({
-      city: expect.stringMatching(/^sample [a-z]+$/),
+      city: expect.stringMatching(/^[a-z]+$/),
     });
     expect((await complete(body)).choices[0]?.message.tool_calls).toEqual(
       choice?.message.tool_calls,

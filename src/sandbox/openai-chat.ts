@@ -129,7 +129,7 @@ export async function handleChatCompletions(
     ? `Thinking it over: ${pickWords(requestSeed(chat) ^ 0x5eed, fault.reasoningWords - 3).join(" ")}`
     : undefined;
   const plan = Array.from({ length: chat.choiceCount ?? 1 }, (_, choice) => {
-    const planned = planChatReply(chat, { words: fault.words, choice });
+    const planned = planChatReply(chat, { words: fault.words, choice, offSchema: fault.offSchema });
     return {
       ...planned,
       ...(reasoning

@@ -8,7 +8,9 @@
  * is never found, the sandbox keeps nothing). A valid body is read into the chat request the
  * sandbox's reply planner takes, so both protocols answer the same words.
  */
+
 import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
+import { strictSchemaProblem } from "./schema-instance.ts";
 
 export interface ResponsesRequestError {
   status: number;
@@ -57,6 +59,31 @@ const KNOWN_KEYS = new Set([
 
 function fail(message: string, param: string | null, code: string | null, status = 400) {
   return { ok: false as const, error: { status, message, param, code } };
+}
+
+/** OpenAI's checks of `text.format: {type: "json_schema"}`, strict mode included. */
+function textFormatProblem(format: Record<string, unknown>) {
+  if (typeof format.name !== "string") {
+    return fail(
+      "Missing required parameter: 'text.format.name'.",
+      "text.format.name",
+      "missing_required_parameter",
+    );
+  }
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(format.name)) {
+    return fail(
+      "Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+      "text.format.name",
+      "invalid_value",
+    );
+  }
+  const problem = format.strict === true ? strictSchemaProblem(format.schema ?? {}) : undefined;
+  if (!problem) return undefined;
+  return fail(
+    `Invalid schema for response_format '${format.name}': ${problem}`,
+    "text.format.schema",
+    "invalid_json_schema",
+  );
 }
 
 function typeName(value: unknown): string {
@@ -218,6 +245,10 @@ export function parseResponsesRequest(body: unknown): ResponsesRequestResult {
       ? [{ role: "system", text: body.instructions, imageCount: 0 }]
       : [];
   const text = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : undefined;
+  if (text?.type === "json_schema") {
+    const problem = textFormatProblem(text);
+    if (problem) return problem;
+  }
   return {
     ok: true,
     body,
@@ -230,7 +261,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequestResult {
       maxTokens: typeof cap === "number" ? cap : undefined,
       tools: tools.tools,
       toolChoice: readToolChoice(body.tool_choice),
-      jsonObject: text?.type === "json_object" || text?.type === "json_schema",
+      jsonObject: text?.type === "json_object",
+      ...(text?.type === "json_schema" ? { jsonSchema: text.schema ?? {} } : {}),
     },
   };
 }

@@ -229,7 +229,7 @@ export async function handleResponses(
   if (fault.status !== undefined) {
     return sendOpenAIError(reply, fault.status, openAIErrorForStatus(fault.status), headers);
   }
-  const planned = planChatReply(chat, { words: fault.words });
+  const planned = planChatReply(chat, { words: fault.words, offSchema: fault.offSchema });
   const reasoning = fault.reasoningWords
     ? `Thinking it over: ${pickWords(requestSeed(chat) ^ 0x5eed, fault.reasoningWords - 3).join(" ")}`
     : undefined;

@@ -145,6 +145,19 @@ export function schemaInstance(schema: unknown, seed: number): unknown {
 }
 
 /**
+ * `value` (an instance of `schema`) made to break it, as a model without constrained decoding
+ * can: its first required property left out, or, with none, a property the schema does not have.
+ */
+export function driftFromSchema(value: unknown, schema: unknown): unknown {
+  if (!isSchema(value)) return { unexpected: true };
+  const required = isSchema(schema) && Array.isArray(schema.required) ? schema.required : [];
+  const [first] = required.filter((name): name is string => typeof name === "string");
+  if (first === undefined) return { ...value, unexpected: true };
+  const { [first]: _left, ...rest } = value;
+  return rest;
+}
+
+/**
  * Why OpenAI's strict mode refuses `schema`, or undefined: the root must be an object, every
  * object must set `additionalProperties: false` and list every property in `required`.
  */

@@ -10,6 +10,7 @@ import type {
   ChatContentPart,
   ChatMessage,
   ChatModelRules,
+  ChatResponseFormat,
   ChatTool,
 } from "../../spec/index.ts";
 import { splitExtraFields } from "./request-fields.ts";
@@ -113,13 +114,26 @@ function defaultSampling(
   return rules?.fixedSampling?.includes(setting) ? undefined : SPEC_SAMPLING_DEFAULT;
 }
 
+/** The normalized form of `response_format`. */
+export function toChatResponseFormat(
+  format: ChatCompletionRequest["response_format"],
+): ChatResponseFormat | undefined {
+  if (format === undefined) return undefined;
+  if (format.type !== "json_schema") return { type: format.type };
+  return {
+    type: "json_schema",
+    name: format.json_schema.name,
+    schema: format.json_schema.schema ?? {},
+    ...(format.json_schema.strict !== undefined ? { strict: format.json_schema.strict } : {}),
+  };
+}
+
 export function convertChatRequest(
   body: ChatCompletionRequest,
   upstreamModel: string,
   modelRules?: ChatModelRules,
 ): ChatCallOptions {
   const { extraBody } = splitExtraFields(body);
-  const format = body.response_format;
   return {
     upstreamModel,
     messages: body.messages.map(convertMessage),
@@ -140,19 +154,7 @@ export function convertChatRequest(
       body.tool_choice === undefined || typeof body.tool_choice === "string"
         ? body.tool_choice
         : { name: body.tool_choice.function.name },
-    responseFormat:
-      format === undefined
-        ? undefined
-        : format.type === "json_schema"
-          ? {
-              type: "json_schema",
-              name: format.json_schema.name,
-              schema: format.json_schema.schema ?? {},
-              ...(format.json_schema.strict !== undefined
-                ? { strict: format.json_schema.strict }
-                : {}),
-            }
-          : { type: format.type },
+    responseFormat: toChatResponseFormat(body.response_format),
     ...(Object.keys(extraBody).length ? { extraBody } : {}),
   };
 }

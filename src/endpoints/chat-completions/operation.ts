@@ -18,8 +18,9 @@ import type {
 } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
+import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
-import { convertChatRequest } from "./convert-chat-request.ts";
+import { convertChatRequest, toChatResponseFormat } from "./convert-chat-request.ts";
 import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
 
@@ -68,6 +69,10 @@ export async function runChatCompletion(
   });
 
   if (!body.stream) {
+    const check = structuredOutputCheck(
+      toChatResponseFormat(body.response_format),
+      "response_format.json_schema.schema",
+    );
     let options: ChatCallOptions | undefined;
     const result = await attemptRoutes(
       context.model,
@@ -77,6 +82,7 @@ export async function runChatCompletion(
       },
       logAttempt,
     );
+    for (const choice of result.choices ?? [result]) assertStructuredOutput(check, choice);
     const texts = (result.choices ?? [result]).map((choice) => choice.text ?? "");
     const usage = result.usage ?? (await estimateChatUsage(options!, texts.join("\n")));
     return {

@@ -20,8 +20,16 @@
  */
 import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { CallWarning, ChatCallOptions, ChatModelRules } from "../../spec/index.ts";
-import { convertChatRequest } from "../chat-completions/convert-chat-request.ts";
+import type {
+  CallWarning,
+  ChatCallOptions,
+  ChatModelRules,
+  ChatResponseFormat,
+} from "../../spec/index.ts";
+import {
+  convertChatRequest,
+  toChatResponseFormat,
+} from "../chat-completions/convert-chat-request.ts";
 import type { ChatCompletionRequest, ChatRequestContent } from "../chat-completions/schema.ts";
 import type {
   ResponsesContentPart,
@@ -233,6 +241,11 @@ function responseFormat(body: ResponsesRequest): ChatCompletionRequest["response
       ...(typeof format.strict === "boolean" ? { strict: format.strict } : {}),
     },
   };
+}
+
+/** The normalized form of `text.format`. */
+export function responsesTextFormat(body: ResponsesRequest): ChatResponseFormat | undefined {
+  return toChatResponseFormat(responseFormat(body));
 }
 
 /**

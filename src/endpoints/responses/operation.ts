@@ -25,13 +25,14 @@ import type {
 } from "../../spec/index.ts";
 import { estimateChatUsage } from "../chat-completions/operation.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
+import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
 import {
   buildResponsesResponse,
   finishedResponse,
   responseSkeleton,
   responsesId,
 } from "./build-responses-response.ts";
-import { convertResponsesRequest } from "./convert-responses-request.ts";
+import { convertResponsesRequest, responsesTextFormat } from "./convert-responses-request.ts";
 import { keepResponse } from "./keep-response.ts";
 import {
   clientSnapshot,
@@ -117,6 +118,9 @@ export async function runResponses(
     return options;
   };
 
+  const check = body.stream
+    ? undefined
+    : structuredOutputCheck(responsesTextFormat(body), "text.format.schema");
   const attempt = await attemptRoutes<Attempt>(
     context.model,
     async (route) => {
@@ -143,6 +147,7 @@ export async function runResponses(
   switch (attempt.kind) {
     case "json": {
       const { result } = attempt;
+      assertStructuredOutput(check, result);
       const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });

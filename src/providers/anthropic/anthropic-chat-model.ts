@@ -23,6 +23,7 @@ import { decodeSse } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicResponse } from "./anthropic-api.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
+import { outputFinishReason, outputToolText } from "./anthropic-json-output.ts";
 import { parseAnthropicStream } from "./anthropic-stream.ts";
 import { convertAnthropicUsage } from "./convert-anthropic-usage.ts";
 import {
@@ -93,25 +94,34 @@ export class AnthropicChatModel implements ChatModel {
     request: AnthropicRequest,
     response: UpstreamResponse,
   ): ChatResult {
-    const text = joinBlocks(body, "text");
+    const outputTool = request.outputTool;
+    let answer: string | undefined;
+    const toolCalls: ChatToolCall[] = [];
+    for (const block of body.content ?? []) {
+      if (block.type !== "tool_use") continue;
+      if (outputTool && block.name === outputTool.name) {
+        answer ??= outputToolText(block.input, outputTool);
+      } else {
+        toolCalls.push({
+          id: block.id ?? "",
+          name: block.name ?? "",
+          arguments: JSON.stringify(block.input ?? {}),
+        });
+      }
+    }
+    // The output tool's input is the whole answer: text around it would spoil the JSON.
+    const text = answer ?? joinBlocks(body, "text");
     const reasoning = joinBlocks(body, "thinking");
-    const toolCalls: ChatToolCall[] = (body.content ?? []).flatMap((block) =>
-      block.type === "tool_use"
-        ? [
-            {
-              id: block.id ?? "",
-              name: block.name ?? "",
-              arguments: JSON.stringify(block.input ?? {}),
-            },
-          ]
-        : [],
-    );
     return {
       id: body.id,
       text: request.prefill !== undefined ? request.prefill + (text ?? "") : text,
       ...(reasoning ? { reasoning } : {}),
       toolCalls,
-      finishReason: mapAnthropicStopReason(body.stop_reason),
+      finishReason: outputFinishReason(
+        mapAnthropicStopReason(body.stop_reason),
+        answer !== undefined,
+        toolCalls.length,
+      ),
       usage: convertAnthropicUsage(body.usage),
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
       warnings: request.warnings,
@@ -125,6 +135,7 @@ export class AnthropicChatModel implements ChatModel {
       warnings: request.warnings,
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
       prefill: request.prefill,
+      outputTool: request.outputTool,
     });
     return (async function* (): AsyncGenerator<ChatStreamPart> {
       try {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatStreamPart } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { decodeSse } from "../kit/sse-decoder.ts";
+import type { OutputTool } from "./anthropic-json-output.ts";
 import { parseAnthropicStream } from "./anthropic-stream.ts";
 
 /** A `.chunks.txt` fixture (one event's JSON per line) as the SSE bytes Anthropic sends. */
@@ -20,12 +21,17 @@ async function* chunks(text: string): AsyncGenerator<string> {
   for (let i = 0; i < text.length; i += 37) yield text.slice(i, i + 37);
 }
 
-async function parts(sse: string, prefill?: string): Promise<ChatStreamPart[]> {
+async function parts(
+  sse: string,
+  prefill?: string,
+  outputTool?: OutputTool,
+): Promise<ChatStreamPart[]> {
   const out: ChatStreamPart[] = [];
   const stream = parseAnthropicStream(decodeSse(chunks(sse)), {
     warnings: [{ type: "unsupported", setting: "seed" }],
     upstreamRequestId: "req_1",
     prefill,
+    ...(outputTool ? { outputTool } : {}),
   });
   for await (const part of stream) out.push(part);
   return out;
@@ -134,5 +140,56 @@ describe("parseAnthropicStream", () => {
       finishReason: "stop",
       usage: undefined,
     });
+  });
+
+  it("streams the output tool's input as the answer text, and its tool_use stop as a stop", async () => {
+    const sse = fixtureSse("anthropic-tool-use");
+    const out = await parts(sse, undefined, { name: "get_weather", wrapped: false });
+    const text = out.flatMap((part) => (part.type === "text-delta" ? [part.delta] : []));
+    // The output tool's input follows the text before it; the other tool stays a tool call.
+    expect(text.slice(2).join("")).toBe('{"location": "San Francisco, CA"}');
+    expect(out.filter((part) => part.type === "tool-call-start")).toEqual([
+      { type: "tool-call-start", index: 0, id: "toolu_01Bx2cfJ34qAmk2tNTrN8Vq7", name: "get_time" },
+    ]);
+    expect(out.at(-1)).toMatchObject({ type: "finish", finishReason: "tool_calls" });
+
+    const alone = await parts(sse, undefined, { name: "get_time", wrapped: false });
+    expect(alone.filter((part) => part.type === "tool-call-start")).toHaveLength(1);
+    expect(alone.filter((part) => part.type === "text-delta").at(-1)).toEqual({
+      type: "text-delta",
+      delta: "{}",
+    });
+  });
+
+  it("unwraps a wrapped output tool's value whole at the end of its block", async () => {
+    const events = [
+      { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 5 } } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "toolu_1", name: "list", input: {} },
+      },
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: '{"value": ["a",' },
+      },
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: ' "b"]}' },
+      },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 9 } },
+      { type: "message_stop" },
+    ];
+    const sse = events
+      .map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
+      .join("");
+    const out = await parts(sse, undefined, { name: "list", wrapped: true });
+    expect(out.filter((part) => part.type === "text-delta")).toEqual([
+      { type: "text-delta", delta: '["a","b"]' },
+    ]);
+    expect(out.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
   });
 });

@@ -7,6 +7,9 @@
  * - a `tool_use` block start → `tool-call-start`, its block index mapped to a 0-based tool-call
  *   index; non-empty `input_json_delta` fragments → `tool-call-delta` (a tool call whose input
  *   never got a fragment gets `{}`, so its arguments always parse);
+ * - the output tool of a `json_schema` request (`anthropic-json-output.ts`) is the answer: its
+ *   input fragments are `text-delta`s (a wrapped one is unwrapped whole at its block's end) and
+ *   its `tool_use` stop is a normal stop;
  * - `message_delta` → stop reason and cumulative output usage; `message_stop` → `finish`.
  * `ping`, `signature_delta`, `citations_delta`, redacted thinking and unknown events are
  * ignored. An `error` event throws its `UpstreamError`; a stream that ends before
@@ -18,6 +21,7 @@ import { UpstreamError } from "../../spec/index.ts";
 import type { SseEvent } from "../kit/sse-decoder.ts";
 import type { AnthropicStreamEvent, AnthropicUsage } from "./anthropic-api.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
+import { type OutputTool, outputFinishReason, outputToolText } from "./anthropic-json-output.ts";
 import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.ts";
 
@@ -26,11 +30,18 @@ export interface AnthropicStreamInit {
   upstreamRequestId: string | undefined;
   /** Text the assistant turn was prefilled with, emitted before the first text delta. */
   prefill: string | undefined;
+  /** The tool whose input is a `json_schema` answer: its input streams out as text. */
+  outputTool?: OutputTool;
 }
 
 interface ToolBlock {
   index: number;
   hasInput: boolean;
+}
+
+/** The output tool's block: its input is text; a wrapped one is kept whole to be unwrapped. */
+interface AnswerBlock {
+  input: string;
 }
 
 function parseEvent(event: SseEvent): AnthropicStreamEvent {
@@ -47,6 +58,16 @@ function parseEvent(event: SseEvent): AnthropicStreamEvent {
   }
 }
 
+/** A streamed tool input, read whole; what does not parse stands as the empty object. */
+function parseInput(input: string): unknown {
+  if (input === "") return {};
+  try {
+    return JSON.parse(input);
+  } catch {
+    return {};
+  }
+}
+
 export async function* parseAnthropicStream(
   events: AsyncIterable<SseEvent>,
   init: AnthropicStreamInit,
@@ -57,6 +78,9 @@ export async function* parseAnthropicStream(
   let stopReason: string | null | undefined;
   let usage: AnthropicUsage | undefined;
   const tools = new Map<number, ToolBlock>();
+  const answers = new Map<number, AnswerBlock>();
+  let answered = false;
+  const outputTool = init.outputTool;
 
   for await (const event of events) {
     const data = parseEvent(event);
@@ -82,6 +106,9 @@ export async function* parseAnthropicStream(
           if (prefill) yield { type: "text-delta", delta: prefill };
           prefill = undefined;
           if (block.text) yield { type: "text-delta", delta: block.text };
+        } else if (block?.type === "tool_use" && outputTool && block.name === outputTool.name) {
+          if (!answered) answers.set(blockIndex, { input: "" });
+          answered = true;
         } else if (block?.type === "tool_use") {
           const tool = { index: tools.size, hasInput: false };
           tools.set(blockIndex, tool);
@@ -101,6 +128,12 @@ export async function* parseAnthropicStream(
         } else if (delta?.type === "thinking_delta" && delta.thinking) {
           yield { type: "reasoning-delta", delta: delta.thinking };
         } else if (delta?.type === "input_json_delta" && delta.partial_json) {
+          const answer = answers.get(blockIndex);
+          if (answer && outputTool?.wrapped) answer.input += delta.partial_json;
+          else if (answer) {
+            answer.input += delta.partial_json;
+            yield { type: "text-delta", delta: delta.partial_json };
+          }
           const tool = tools.get(blockIndex);
           if (tool) {
             tool.hasInput = true;
@@ -114,6 +147,10 @@ export async function* parseAnthropicStream(
         break;
       }
       case "content_block_stop": {
+        const answer = answers.get(blockIndex);
+        if (answer && outputTool && (outputTool.wrapped || answer.input === "")) {
+          yield { type: "text-delta", delta: outputToolText(parseInput(answer.input), outputTool) };
+        }
         const tool = tools.get(blockIndex);
         if (tool && !tool.hasInput) {
           tool.hasInput = true;
@@ -140,7 +177,7 @@ export async function* parseAnthropicStream(
   }
   yield {
     type: "finish",
-    finishReason: mapAnthropicStopReason(stopReason),
+    finishReason: outputFinishReason(mapAnthropicStopReason(stopReason), answered, tools.size),
     usage: convertAnthropicUsage(usage),
   };
 }

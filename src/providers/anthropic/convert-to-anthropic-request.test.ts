@@ -120,20 +120,63 @@ describe("convertToAnthropicRequest", () => {
     ]);
   });
 
+  it("answers a JSON schema through a forced output tool, wrapping a non-object root", () => {
+    const schema = { type: "object", properties: { a: { type: "number" } } };
+    const { body, prefill, outputTool, warnings } = convertToAnthropicRequest(
+      options({ responseFormat: { type: "json_schema", name: "answer", schema } }),
+      false,
+    );
+    expect(prefill).toBeUndefined();
+    expect(outputTool).toEqual({ name: "answer", wrapped: false });
+    expect(body.tools).toEqual([
+      { name: "answer", description: expect.any(String), input_schema: schema },
+    ]);
+    expect(body.tool_choice).toEqual({ type: "tool", name: "answer" });
+    expect(body.system).toBe("You are terse.");
+    expect(warnings).toEqual([]);
+
+    const list = {
+      type: "array",
+      items: { $ref: "#/$defs/item" },
+      $defs: { item: { type: "string" } },
+    };
+    const wrapped = convertToAnthropicRequest(
+      options({ responseFormat: { type: "json_schema", name: "list", schema: list } }),
+      false,
+    );
+    expect(wrapped.outputTool).toEqual({ name: "list", wrapped: true });
+    expect(wrapped.body.tools?.[0]?.input_schema).toEqual({
+      type: "object",
+      properties: { value: { type: "array", items: { $ref: "#/$defs/item" } } },
+      required: ["value"],
+      additionalProperties: false,
+      $defs: { item: { type: "string" } },
+    });
+  });
+
+  it("offers the output tool beside the client's tools, unforced, under a distinct name", () => {
+    const { body, outputTool, warnings } = convertToAnthropicRequest(
+      options({
+        responseFormat: { type: "json_schema", name: "f", schema: { type: "object" } },
+        tools: [{ name: "f" }],
+        toolChoice: "auto",
+      }),
+      false,
+    );
+    expect(outputTool).toEqual({ name: "f_2", wrapped: false });
+    expect(body.tools?.map((tool) => tool.name)).toEqual(["f", "f_2"]);
+    expect(body.tool_choice).toEqual({ type: "auto" });
+    expect(body.system).toMatch(/calling the tool `f_2`/);
+    expect(warnings).toEqual([expect.objectContaining({ setting: "response_format" })]);
+  });
+
   it("implements JSON mode with a system instruction and a { prefill", () => {
     const { body, prefill } = convertToAnthropicRequest(
-      options({
-        responseFormat: {
-          type: "json_schema",
-          name: "answer",
-          schema: { type: "object", properties: { a: { type: "number" } } },
-        },
-      }),
+      options({ responseFormat: { type: "json_object" } }),
       false,
     );
     expect(prefill).toBe("{");
     expect(body.system).toMatch(/^You are terse\.\n\nRespond with a single valid JSON object/);
-    expect(body.system).toContain('{"type":"object","properties":{"a":{"type":"number"}}}');
     expect(body.messages.at(-1)).toEqual({ role: "assistant", content: "{" });
   });
 

@@ -12,43 +12,30 @@
  *   together: "`temperature` and `top_p` cannot both be specified for this model");
  * - presence/frequency penalties, `seed` and more than one choice (`n`) are unsupported
  *   (warnings);
- * - JSON output: Anthropic has no JSON mode, so a system instruction asks for a single JSON
- *   object (matching the schema for `json_schema`) and the assistant turn is prefilled with `{`
- *   (not with tools or thinking, where a prefill is not possible); the caller prepends the
- *   returned `prefill` to the answer text;
+ * - JSON output (`anthropic-json-output.ts`): `json_schema` as a forced output tool, `json_object`
+ *   by instruction and a `{` prefill; the caller reads the answer back with `outputTool` and
+ *   `prefill`;
  * - `extraBody`: `thinking` (Anthropic's own form, as its OpenAI compatibility layer accepts it)
  *   and `top_k` are passed on, `parallel_tool_calls: false` becomes `disable_parallel_tool_use`;
  *   every other extra field is dropped with an unsupported warning. With thinking on,
  *   `temperature`, `top_p` and `top_k` are dropped (Anthropic rejects them) with warnings.
  * @see https://docs.anthropic.com/en/api/messages
  */
-import type { CallWarning, ChatCallOptions, ChatResponseFormat } from "../../spec/index.ts";
+import type { CallWarning, ChatCallOptions } from "../../spec/index.ts";
 import type { AnthropicRequestBody } from "./anthropic-api.ts";
+import { applyJsonOutput, type OutputTool } from "./anthropic-json-output.ts";
 import { prepareAnthropicTools } from "./anthropic-prepare-tools.ts";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.ts";
 
 export const DEFAULT_MAX_TOKENS = 4096;
-export const JSON_PREFILL = "{";
 
 export interface AnthropicRequest {
   body: AnthropicRequestBody;
   warnings: CallWarning[];
   /** Text the assistant turn was prefilled with; it belongs in front of the answer. */
   prefill: string | undefined;
-}
-
-/** The system instruction standing in for JSON mode. */
-export function jsonInstruction(format: ChatResponseFormat): string | undefined {
-  if (format.type === "json_object") {
-    return "Respond with a single valid JSON object and nothing else.";
-  }
-  if (format.type === "json_schema") {
-    return (
-      "Respond with a single valid JSON object and nothing else. The object must match this " +
-      `JSON schema (${format.name}): ${JSON.stringify(format.schema)}`
-    );
-  }
-  return undefined;
+  /** The tool whose input is a `json_schema` answer. */
+  outputTool?: OutputTool;
 }
 
 function thinkingBudget(thinking: Record<string, unknown> | undefined): number {
@@ -156,24 +143,13 @@ export function convertToAnthropicRequest(
   if (tools.tools) body.tools = tools.tools;
   if (tools.tool_choice) body.tool_choice = tools.tool_choice;
 
-  let prefill: string | undefined;
-  const instruction = options.responseFormat && jsonInstruction(options.responseFormat);
-  if (instruction) {
-    body.system = prompt.system ? `${prompt.system}\n\n${instruction}` : instruction;
-    const last = body.messages.at(-1);
-    if (!tools.tools && !thinkingOn && last?.role === "user") {
-      prefill = JSON_PREFILL;
-      body.messages = [...body.messages, { role: "assistant", content: prefill }];
-    } else {
-      warnings.push({
-        type: "compatibility",
-        setting: "response_format",
-        details: "JSON output is requested by instruction only (no prefill with tools or thinking)",
-      });
-    }
-  } else if (prompt.system !== undefined) {
-    body.system = prompt.system;
-  }
+  if (prompt.system !== undefined) body.system = prompt.system;
+  const json = applyJsonOutput(body, options.responseFormat, { thinkingOn, warnings });
   if (stream) body.stream = true;
-  return { body, warnings, prefill };
+  return {
+    body,
+    warnings,
+    prefill: json.prefill,
+    ...(json.outputTool ? { outputTool: json.outputTool } : {}),
+  };
 }

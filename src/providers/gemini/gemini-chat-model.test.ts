@@ -120,7 +120,7 @@ describe("doGenerate", () => {
     expect(first.text).toBeNull();
     const [call] = first.toolCalls;
     expect(call).toMatchObject({ id: "call_0", name: "get_weather" });
-    expect(JSON.parse(call?.arguments ?? "")).toEqual({ city: expect.stringMatching(/^sample /) });
+    expect(JSON.parse(call?.arguments ?? "")).toEqual({ city: expect.stringMatching(/^[a-z]+/) });
     if (!call) throw new Error("expected a tool call");
 
     const second = await model.doGenerate(
