@@ -19,16 +19,24 @@ import {
   routingBanner,
   sandboxServesAll,
 } from "./catalog/index.ts";
-import { type Config, loadConfig } from "./config/index.ts";
+import { type Config, configFilePath, loadConfig } from "./config/index.ts";
 import type { Services } from "./core/services.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
-import { createMemoryQuotas } from "./limits/index.ts";
+import { createMemoryQuotas, createRedisQuotas, type QuotaDefaults } from "./limits/index.ts";
+import {
+  type ChangeEvent,
+  POLLED_CACHE_TTL_MS,
+  publishingInvalidations,
+  redisChangeFeed,
+  silentChangeFeed,
+  watchConfigFile,
+} from "./ops/change-feed.ts";
 import { describeListenError } from "./ops/listen-error.ts";
 import { openGatewayStore } from "./ops/open-store.ts";
 import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
-import { randomBase62, type Store } from "./store/index.ts";
+import { connectRedis, type RedisConnection, randomBase62, type Store } from "./store/index.ts";
 import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
 import {
   checkWebhookUrl,
@@ -108,6 +116,50 @@ function loadCatalogFor(config: Config): CatalogData {
   });
 }
 
+/** The quota defaults of the `limits` settings (at start-up and on a reload). */
+export function quotaDefaults(limits: Config["limits"]): QuotaDefaults {
+  return {
+    defaultRpm: limits.default_rpm,
+    defaultTpm: limits.default_tpm,
+    defaultConcurrency: limits.default_concurrency,
+    leaseTtlMs: limits.lease_ttl_seconds * 1000,
+  };
+}
+
+/**
+ * How long a key lookup is cached: as configured on a database only this process uses, or while
+ * other instances' changes are heard of (Redis); otherwise a second, so a key revoked through
+ * another instance stops working here within a second.
+ */
+function keyCacheTtl(
+  config: Config,
+  store: Store,
+  changesHeard: (() => boolean) | undefined,
+): number | (() => number) {
+  const configured = config.auth.key_cache_ttl_seconds * 1000;
+  if ((store as Store & { dialect?: string }).dialect === "sqlite") return configured;
+  const polled = Math.min(configured, POLLED_CACHE_TTL_MS);
+  return () => (changesHeard?.() ? configured : polled);
+}
+
+/** Connects to Redis when `REDIS_URL` is set; an unreachable one is logged, and reconnected. */
+async function openRedis(config: Config, logger: Logger): Promise<RedisConnection | undefined> {
+  const url = config.redis.url;
+  if (!url) return undefined;
+  return connectRedis({
+    url,
+    prefix: config.redis.key_prefix,
+    commandTimeoutMs: config.redis.command_timeout_ms,
+    onStateChange: (up, error) =>
+      up
+        ? logger.info("Redis connection is up")
+        : logger.error(
+            { err: error?.message, policy: config.redis.on_unavailable },
+            "Redis connection lost: reconnecting",
+          ),
+  });
+}
+
 export async function buildServices(
   config: Config,
   options: {
@@ -117,6 +169,10 @@ export async function buildServices(
     data: CatalogData;
     store: Store;
     instanceId: string;
+    /** Shared quota counters and leases, when `REDIS_URL` is set. */
+    redis?: RedisConnection | undefined;
+    /** Whether other instances' changes are heard of now (else key lookups are polled). */
+    changesHeard?: () => boolean;
   },
 ): Promise<Services> {
   const catalog = buildCatalog(config, options.data, options.env, options.sandboxUrl);
@@ -146,16 +202,19 @@ export async function buildServices(
     store: options.store,
     videoTasks,
     authenticator: createAuthenticator(options.store, {
-      cacheTtlMs: config.auth.key_cache_ttl_seconds * 1000,
+      cacheTtlMs: keyCacheTtl(config, options.store, options.changesHeard),
     }),
     catalog,
     providers,
     billing: createLedgerBilling(options.store, { instanceId: options.instanceId }),
-    quotas: createMemoryQuotas({
-      defaultRpm: config.limits.default_rpm,
-      defaultConcurrency: config.limits.default_concurrency,
-      leaseTtlMs: config.limits.lease_ttl_seconds * 1000,
-    }),
+    quotas: options.redis
+      ? createRedisQuotas({
+          ...quotaDefaults(config.limits),
+          redis: options.redis,
+          onUnavailable: config.redis.on_unavailable,
+          logger: options.logger,
+        })
+      : createMemoryQuotas(quotaDefaults(config.limits)),
     attempts: createAttemptLimiter({
       perAddress: {
         login: { limit: config.auth.login_attempts_per_minute, windowMs: 60_000 },
@@ -255,6 +314,11 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   };
   let started: Pick<RunningGateway, "app" | "services" | "sandboxUrl"> & { lifecycle: Lifecycle };
+  // Other instances' changes (ops/change-feed.ts); the handler is set once the reloader exists.
+  const changes = {
+    feed: silentChangeFeed(),
+    onEvent: (_event: ChangeEvent): void => {},
+  };
   let url: string;
   let bootstrapKey: string | undefined;
   try {
@@ -263,6 +327,8 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     const store = await openGatewayStore(config, logger);
     cleanups.push(() => store.close());
     const instanceId = config.billing.instance_id ?? `ins_${randomBase62(16)}`;
+    const redis = await openRedis(config, logger);
+    if (redis) cleanups.push(() => redis.close());
     const services = await buildServices(config, {
       env,
       logger,
@@ -270,7 +336,18 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       data,
       store,
       instanceId,
+      redis,
+      changesHeard: () => changes.feed.live,
     });
+    cleanups.push(async () => (services.quotas as { stop?: () => void }).stop?.());
+    services.authenticator = publishingInvalidations(services.authenticator, () => changes.feed);
+    if (redis) {
+      changes.feed = await redisChangeFeed(redis, {
+        instanceId,
+        logger,
+        onEvent: (event) => changes.onEvent(event),
+      });
+    }
     cleanups.push(() => services.providers.close());
     cleanups.push(() => services.videoTasks.close());
     // Load the tokenizer before listening: building it blocks the event loop for about a second.
@@ -356,6 +433,23 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     buildCatalog: (next, nextData) => buildCatalog(next, nextData, env, started.sandboxUrl),
     loggers: [logger, app.log as unknown as Logger],
   });
+  changes.onEvent = (event) => {
+    if (event.type === "keys")
+      for (const hash of event.hashes) services.authenticator.invalidate(hash);
+    else if (event.type === "resync") services.authenticator.invalidateAll();
+    else if (!closing) reloader.reload();
+  };
+  const reload = () => {
+    if (closing) return undefined;
+    const outcome = reloader.reload();
+    if (outcome) changes.feed.publish({ type: "reload" });
+    return outcome;
+  };
+  if (!config.redis.url && store.dialect !== "sqlite") {
+    // Several instances and no Redis to tell them: each one watches its configuration file.
+    const stop = watchConfigFile(configFilePath(env), () => reloader.reload());
+    cleanups.push(async () => stop());
+  }
   return {
     url,
     app,
@@ -364,6 +458,6 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     bootstrapKey,
     close,
     skipDrainDelay: () => endDrainDelay(),
-    reload: () => (closing ? undefined : reloader.reload()),
+    reload,
   };
 }

@@ -242,9 +242,7 @@ describe.each(ROUTES.slice(0, 2))("reasoning over the $name", ({ model }) => {
   });
 });
 
-describe("stored responses", () => {
-  const model = "gpt-4o-mini";
-
+describe.each(ROUTES)("stored responses over the $name", ({ model }) => {
   it("are read back and deleted, then not found", async () => {
     const created = await client.responses.create({ model, input: "Keep this" });
     const read = await client.responses.retrieve(created.id);
@@ -257,6 +255,9 @@ describe("stored responses", () => {
     });
     expect(deleted.status).toBe(200);
     expect(await deleted.json()).toEqual({ id: created.id, object: "response", deleted: true });
+    const again = await client.responses.create({ model, input: "Keep this too" });
+    await client.responses.delete(again.id);
+    await expect(client.responses.retrieve(again.id)).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
   });

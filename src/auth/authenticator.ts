@@ -34,6 +34,8 @@ export interface Authenticator {
   cachedKey(token: string | undefined): (Caller & { key: ApiKeyRecord }) | undefined;
   /** Drops a key from the cache (call after revoke or update). */
   invalidate(keyHash: string): void;
+  /** Drops every cached key (changes may have been missed, e.g. while notifications were down). */
+  invalidateAll(): void;
 }
 
 export const SESSION_PREFIX = "sess_";
@@ -45,9 +47,14 @@ interface CacheEntry {
 
 export function createAuthenticator(
   store: AccountStore & KeyStore & SessionStore,
-  options: { cacheTtlMs?: number; now?: () => number } = {},
+  options: {
+    /** How long a key lookup is trusted; a function is asked at each lookup. */
+    cacheTtlMs?: number | (() => number);
+    now?: () => number;
+  } = {},
 ): Authenticator {
-  const ttl = options.cacheTtlMs ?? 60_000;
+  const configuredTtl = options.cacheTtlMs ?? 60_000;
+  const ttl = () => (typeof configuredTtl === "number" ? configuredTtl : configuredTtl());
   const now = options.now ?? Date.now;
   const cache = new Map<string, CacheEntry>();
 
@@ -97,7 +104,7 @@ export function createAuthenticator(
         found.parentKeyId === null
           ? found
           : { ...found, ancestors: await store.listKeyAncestors(found.id) };
-      entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl };
+      entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl() };
       cache.set(hash, entry);
     }
     return checkedCaller(entry, time);
@@ -118,6 +125,9 @@ export function createAuthenticator(
     },
     invalidate(keyHash) {
       cache.delete(keyHash);
+    },
+    invalidateAll() {
+      cache.clear();
     },
   };
 }

@@ -51,6 +51,7 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   PUBLIC_URL: ["server", "public_url", String],
   DATABASE_URL: ["", "database_url", String],
   DATABASE_WAIT_SECONDS: ["", "database_wait_seconds", envInteger],
+  REDIS_URL: ["redis", "url", String],
   SWITCHYARD_DRAIN_DELAY_SECONDS: ["server", "drain_delay_seconds", envInteger],
   LOG_LEVEL: ["", "log_level", String],
   SWITCHYARD_SANDBOX_URL: ["sandbox", "url", String],
@@ -89,9 +90,14 @@ function maskPassword(url: string): string {
   return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
 }
 
+/** The configuration file read: `SWITCHYARD_CONFIG`, else `switchyard.yaml` in `cwd`. */
+export function configFilePath(env: Env, cwd = process.cwd()): string {
+  return env.SWITCHYARD_CONFIG ?? `${cwd}/switchyard.yaml`;
+}
+
 export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain } = {}): Config {
   const env = options.env ?? process.env;
-  const path = env.SWITCHYARD_CONFIG ?? `${options.cwd ?? process.cwd()}/switchyard.yaml`;
+  const path = configFilePath(env, options.cwd);
   let raw: Plain = {};
   const fromFile = existsSync(path);
   if (fromFile) {

@@ -47,6 +47,24 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     database_url: Type.String({ default: "data/switchyard.sqlite" }),
+    redis: Type.Object(
+      {
+        /**
+         * Redis for what instances share (quota counters and leases, change notifications);
+         * unset: quotas are per process and changes are polled from the database.
+         */
+        url: Type.Optional(Type.String()),
+        /** While Redis cannot be reached: admit requests unchecked (`open`) or refuse them (503). */
+        on_unavailable: Type.Union([Type.Literal("open"), Type.Literal("closed")], {
+          default: "open",
+        }),
+        /** Prefix of every key and channel, so several gateways can share one Redis. */
+        key_prefix: Type.String({ default: "switchyard:" }),
+        /** A Redis command that takes longer fails (and `on_unavailable` applies). */
+        command_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /** How long start-up waits for a database that cannot be reached yet, retrying with backoff. */
     database_wait_seconds: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 }),
     log_level: Type.Union(
@@ -98,6 +116,8 @@ export const ConfigSchema = Type.Object(
         default_concurrency: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
           default: null,
         }),
+        /** Tokens per minute per key when the key sets none; null means unlimited. */
+        default_tpm: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
         /** A concurrency lease expires after this long even if never released. */
         lease_ttl_seconds: Type.Integer({ minimum: 1, default: 900 }),
       },

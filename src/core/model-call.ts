@@ -112,6 +112,8 @@ async function runModelCall<S extends TSchema>(
       ...details,
       status: details.status ?? (input.signal.aborted ? "aborted" : "succeeded"),
     });
+    // The tokens count against the key's `tpm` from now on.
+    if (usage.tokens) lease.spend(usage.tokens.input.total + usage.tokens.output.total);
     return settlement;
   };
   try {

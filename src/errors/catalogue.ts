@@ -210,6 +210,11 @@ export const ERROR_CATALOGUE = {
     type: "rate_limit_error",
     message: "Requests rate limit exceeded, please try again later.",
   },
+  token_rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "Tokens per minute quota exceeded, please try again later.",
+  },
   concurrency_limited: {
     status: 429,
     type: "rate_limit_error",
@@ -261,6 +266,12 @@ export const ERROR_CATALOGUE = {
   },
 
   // Server
+  quota_unavailable: {
+    status: 503,
+    type: "server_error",
+    message:
+      "Quotas cannot be checked right now (the shared counter store is unreachable); retry shortly.",
+  },
   store_unavailable: {
     status: 503,
     type: "server_error",

@@ -156,7 +156,11 @@ export function renderError(
     };
   } else if (code === "insufficient_balance") {
     body = { error: { message } };
-  } else if (code === "rate_limited" || code === "concurrency_limited") {
+  } else if (
+    code === "rate_limited" ||
+    code === "token_rate_limited" ||
+    code === "concurrency_limited"
+  ) {
     body = providerBody("Throttling.RateQuota", message, type, requestId);
   } else if (dialect === "provider" && code !== "invalid_api_key") {
     if (PROVIDER_INVALID_PARAMETER.has(code)) status = 400;

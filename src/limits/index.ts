@@ -5,3 +5,5 @@
 
 export * from "./memory-quotas.ts";
 export * from "./quota-limiter.ts";
+export * from "./quota-plan.ts";
+export * from "./redis-quotas.ts";

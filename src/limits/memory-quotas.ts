@@ -1,37 +1,49 @@
 /**
  * @module limits/memory-quotas
- * In-memory rate and concurrency quotas for a single instance (the embedded default).
+ * In-memory rate, token and concurrency quotas for a single instance (the embedded default;
+ * several instances share theirs in Redis, `redis-quotas.ts`).
  * - Requests per minute: a sliding one-minute window of admission times per key, so exactly
  *   `rpm` requests pass in any 60 seconds.
+ * - Tokens per minute: the tokens of the requests settled in the last minute; a request is
+ *   admitted while they are below `tpm` (its own size is not known before it runs).
  * - Concurrency: leases with an expiry, not bare counters. A lease is released when its request
  *   ends; one that is never released (a bug, a crash of the handler) expires by itself, so a
  *   slot can never leak for good.
  * A key minted by a key (`key.ancestors`) is admitted only when its own budget and every
- * ancestor's have room, and then counts against all of them: a parent's limits bound its whole
- * subtree. A key with no parent checks one budget, as before.
+ * ancestor's have room, and then counts against all of them (`quota-plan.ts`).
  */
-import { GatewayError } from "../errors/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { QuotaDefaults, QuotaLease, QuotaLimiter } from "./quota-limiter.ts";
+import {
+  admissionHeaders,
+  quotaChain,
+  quotaExceeded,
+  type Tightest,
+  tighter,
+  WINDOW_MS,
+} from "./quota-plan.ts";
 
 export interface MemoryQuotaOptions extends QuotaDefaults {
   now?: () => number;
 }
 
-const WINDOW_MS = 60_000;
-const NO_ANCESTORS: readonly ApiKeyRecord[] = [];
-
 /**
- * Admission times of one key, oldest first. Expired times are dropped by moving `head`, not by
- * `Array.prototype.shift` (which copies the whole array once it is large: at a high `rpm` limit
- * the window holds one entry per request of the last minute).
+ * Timed amounts of one key, oldest first, with their sum. Expired entries are dropped by moving
+ * `head`, not by `Array.prototype.shift` (which copies the whole array once it is large: at a
+ * high `rpm` limit the window holds one entry per request of the last minute).
  */
-class AdmissionWindow {
+class SlidingWindow {
   #times: number[] = [];
+  #amounts: number[] = [];
   #head = 0;
+  #sum = 0;
 
   get size(): number {
     return this.#times.length - this.#head;
+  }
+
+  get sum(): number {
+    return this.#sum;
   }
 
   get oldest(): number | undefined {
@@ -39,15 +51,27 @@ class AdmissionWindow {
   }
 
   dropUpTo(time: number): void {
-    while (this.#head < this.#times.length && this.#times[this.#head]! <= time) this.#head += 1;
+    while (this.#head < this.#times.length && this.#times[this.#head]! <= time) {
+      this.#sum -= this.#amounts[this.#head]!;
+      this.#head += 1;
+    }
     if (this.#head > 1024 && this.#head * 2 > this.#times.length) {
       this.#times = this.#times.slice(this.#head);
+      this.#amounts = this.#amounts.slice(this.#head);
       this.#head = 0;
     }
   }
 
-  push(time: number): void {
+  push(time: number, amount = 1): void {
     this.#times.push(time);
+    this.#amounts.push(amount);
+    this.#sum += amount;
+  }
+
+  /** When the window next has room: its oldest entry leaves it. */
+  resetMs(time: number): number {
+    const oldest = this.oldest;
+    return oldest === undefined ? WINDOW_MS : oldest + WINDOW_MS - time;
   }
 }
 
@@ -61,9 +85,20 @@ export function createMemoryQuotas(
 ): QuotaLimiter & QuotaSnapshot & Required<Pick<QuotaLimiter, "configure">> {
   const now = initial.now ?? Date.now;
   let options: QuotaDefaults = { ...initial };
-  const admissions = new Map<string, AdmissionWindow>();
+  const admissions = new Map<string, SlidingWindow>();
+  const tokens = new Map<string, SlidingWindow>();
   const leases = new Map<string, Map<number, number>>();
   let nextLeaseId = 0;
+
+  function windowOf(table: Map<string, SlidingWindow>, id: string, time: number): SlidingWindow {
+    let window = table.get(id);
+    if (!window) {
+      window = new SlidingWindow();
+      table.set(id, window);
+    }
+    window.dropUpTo(time - WINDOW_MS);
+    return window;
+  }
 
   function openLeases(keyId: string, time: number): Map<number, number> {
     let open = leases.get(keyId);
@@ -84,81 +119,49 @@ export function createMemoryQuotas(
     },
     async acquire(key: ApiKeyRecord) {
       const time = now();
-      const headers: Record<string, string> = {};
-      // The key's own budget, then each ancestor's: a minted key spends its parents' budgets too.
-      const ancestors = key.ancestors ?? NO_ANCESTORS;
-      const chain = ancestors.length === 0 ? [key] : [key, ...ancestors];
-      const windows: Array<AdmissionWindow | undefined> = [];
-      let tightest: { rpm: number; remaining: number; resetMs: number } | undefined;
+      const chain = quotaChain(key, options);
+      let requests: Tightest | undefined;
+      let tokenBudget: Tightest | undefined;
+      let concurrency: number | undefined;
+      // Every budget is checked before any is spent: a refused request spends nothing.
       for (const holder of chain) {
-        const rpm = holder.rpm ?? options.defaultRpm;
-        if (rpm === null) {
-          windows.push(undefined);
-          continue;
+        if (holder.rpm !== null) {
+          const window = windowOf(admissions, holder.id, time);
+          const resetMs = window.resetMs(time);
+          if (window.size >= holder.rpm) throw quotaExceeded("requests", holder.rpm, resetMs);
+          const remaining = holder.rpm - window.size - 1;
+          requests = tighter(requests, { limit: holder.rpm, remaining, resetMs });
         }
-        const window = admissions.get(holder.id) ?? new AdmissionWindow();
-        window.dropUpTo(time - WINDOW_MS);
-        const oldest = window.oldest;
-        const resetMs = oldest === undefined ? 0 : oldest + WINDOW_MS - time;
-        if (window.size >= rpm) {
-          const retryAfter = Math.max(1, Math.ceil(resetMs / 1000));
-          throw new GatewayError(
-            "rate_limited",
-            {},
-            {
-              headers: {
-                "retry-after": String(retryAfter),
-                "x-ratelimit-limit-requests": String(rpm),
-                "x-ratelimit-remaining-requests": "0",
-                "x-ratelimit-reset-requests": `${retryAfter}s`,
-              },
-            },
-          );
+        if (holder.tpm !== null) {
+          const window = windowOf(tokens, holder.id, time);
+          const resetMs = window.resetMs(time);
+          if (window.sum >= holder.tpm) throw quotaExceeded("tokens", holder.tpm, resetMs);
+          const remaining = holder.tpm - window.sum;
+          tokenBudget = tighter(tokenBudget, { limit: holder.tpm, remaining, resetMs });
         }
-        windows.push(window);
-        const remaining = rpm - window.size - 1;
-        if (!tightest || remaining < tightest.remaining) {
-          tightest = { rpm, remaining, resetMs: oldest === undefined ? WINDOW_MS : resetMs };
+        if (holder.concurrency !== null) {
+          if (openLeases(holder.id, time).size >= holder.concurrency)
+            throw quotaExceeded("concurrency", holder.concurrency, 0);
+          concurrency = Math.min(concurrency ?? holder.concurrency, holder.concurrency);
         }
       }
-      if (tightest) {
-        headers["x-ratelimit-limit-requests"] = String(tightest.rpm);
-        headers["x-ratelimit-remaining-requests"] = String(tightest.remaining);
-        headers["x-ratelimit-reset-requests"] =
-          `${Math.max(1, Math.ceil(tightest.resetMs / 1000))}s`;
-      }
-      const leased: string[] = [];
-      let tightestConcurrency: number | undefined;
-      for (const holder of chain) {
-        const concurrency = holder.concurrency ?? options.defaultConcurrency;
-        if (concurrency === null) continue;
-        if (openLeases(holder.id, time).size >= concurrency) {
-          throw new GatewayError(
-            "concurrency_limited",
-            {},
-            {
-              headers: { "retry-after": "1", "x-ratelimit-limit-concurrency": String(concurrency) },
-            },
-          );
-        }
-        leased.push(holder.id);
-        tightestConcurrency = Math.min(tightestConcurrency ?? concurrency, concurrency);
-      }
-      // Every budget has room: only now take a slot in each.
+      const leased = chain.filter((holder) => holder.concurrency !== null).map(({ id }) => id);
       const leaseId = leased.length > 0 ? nextLeaseId++ : undefined;
-      if (leaseId !== undefined) {
+      if (leaseId !== undefined)
         for (const id of leased) leases.get(id)?.set(leaseId, time + options.leaseTtlMs);
-        headers["x-ratelimit-limit-concurrency"] = String(tightestConcurrency);
-      }
-      chain.forEach((holder, index) => {
-        const window = windows[index];
-        if (!window) return;
-        window.push(time);
-        admissions.set(holder.id, window);
-      });
+      for (const holder of chain)
+        if (holder.rpm !== null) windowOf(admissions, holder.id, time).push(time);
+      const metered = chain.filter((holder) => holder.tpm !== null).map(({ id }) => id);
       let released = false;
+      let spent = false;
       const lease: QuotaLease = {
-        headers,
+        headers: admissionHeaders({ requests, tokens: tokenBudget, concurrency }),
+        spend(used) {
+          if (spent || used <= 0) return;
+          spent = true;
+          const at = now();
+          for (const id of metered) windowOf(tokens, id, at).push(at, used);
+        },
         release() {
           if (released || leaseId === undefined) return;
           released = true;

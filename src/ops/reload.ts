@@ -146,6 +146,7 @@ export function createReloader(target: ReloadTarget): { reload(): ReloadOutcome 
       current.limits = next.limits;
       services.quotas.configure?.({
         defaultRpm: next.limits.default_rpm,
+        defaultTpm: next.limits.default_tpm,
         defaultConcurrency: next.limits.default_concurrency,
         leaseTtlMs: next.limits.lease_ttl_seconds * 1000,
       });

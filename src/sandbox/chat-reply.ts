@@ -6,15 +6,7 @@
  */
 
 import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
-import {
-  countTokens,
-  hexId,
-  pickWords,
-  seededRandom,
-  splitWords,
-  stableHash,
-  WORDS,
-} from "./deterministic-text.ts";
+import { countTokens, hexId, pickWords, splitWords, stableHash } from "./deterministic-text.ts";
 import { driftFromSchema, schemaInstance } from "./schema-instance.ts";
 
 export const DEFAULT_REPLY_WORDS = 24;

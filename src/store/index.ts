@@ -15,6 +15,12 @@ export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
 export { isConnectionFailure } from "./connection-failure.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
 export { BalanceOutOfRange } from "./ledger-errors.ts";
+export {
+  connectRedis,
+  type RedisConnection,
+  type RedisOptions,
+  type RedisScript,
+} from "./redis.ts";
 export type * from "./task-types.ts";
 export type * from "./types.ts";
 

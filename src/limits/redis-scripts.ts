@@ -1,0 +1,130 @@
+/**
+ * @module limits/redis-scripts
+ * The Lua scripts of the Redis quotas (`redis-quotas.ts`). Each runs atomically on the server
+ * and reads the time from Redis (`TIME`), so every instance sees the same clock.
+ */
+import type { RedisScript } from "../store/index.ts";
+
+const NOW = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+`;
+
+/**
+ * KEYS: per budget holder, its rpm set, lease set and tpm hash. ARGV: lease member, lease ms,
+ * window ms, holder count, then per holder its rpm, concurrency and tpm limits (-1: none).
+ * Returns `{kind, limit, resetMs}` for a refusal (1 rpm, 2 concurrency, 3 tpm), else `{0,
+ * rpm, rpmRemaining, rpmReset, tpm, tpmRemaining, tpmReset, concurrency}` of the tightest
+ * budgets (-1: none), having spent one request and one lease of every budget.
+ */
+export const ACQUIRE_SCRIPT: RedisScript = {
+  name: "acquire",
+  lua: `${NOW}
+local member = ARGV[1]
+local leaseMs = tonumber(ARGV[2])
+local windowMs = tonumber(ARGV[3])
+local holders = tonumber(ARGV[4])
+local rpmBest, rpmLeft, rpmReset = -1, 0, 0
+local tpmBest, tpmLeft, tpmReset = -1, 0, 0
+local concBest = -1
+for i = 0, holders - 1 do
+  local rpmKey, concKey, tpmKey = KEYS[i * 3 + 1], KEYS[i * 3 + 2], KEYS[i * 3 + 3]
+  local rpm = tonumber(ARGV[5 + i * 3])
+  local conc = tonumber(ARGV[6 + i * 3])
+  local tpm = tonumber(ARGV[7 + i * 3])
+  if rpm >= 0 then
+    redis.call('ZREMRANGEBYSCORE', rpmKey, '-inf', now - windowMs)
+    local count = redis.call('ZCARD', rpmKey)
+    local reset = windowMs
+    local oldest = redis.call('ZRANGE', rpmKey, 0, 0, 'WITHSCORES')
+    if oldest[2] then reset = tonumber(oldest[2]) + windowMs - now end
+    if count >= rpm then return {1, rpm, reset} end
+    local left = rpm - count - 1
+    if rpmBest < 0 or left < rpmLeft then rpmBest, rpmLeft, rpmReset = rpm, left, reset end
+  end
+  if tpm >= 0 then
+    local since = math.floor((now - windowMs) / 1000)
+    local used, first = 0, nil
+    local buckets = redis.call('HGETALL', tpmKey)
+    for j = 1, #buckets, 2 do
+      local second = tonumber(buckets[j])
+      if second <= since then
+        redis.call('HDEL', tpmKey, buckets[j])
+      else
+        used = used + tonumber(buckets[j + 1])
+        if first == nil or second < first then first = second end
+      end
+    end
+    local reset = windowMs
+    if first ~= nil then reset = (first + 1) * 1000 + windowMs - now end
+    if used >= tpm then return {3, tpm, reset} end
+    local left = tpm - used
+    if tpmBest < 0 or left < tpmLeft then tpmBest, tpmLeft, tpmReset = tpm, left, reset end
+  end
+  if conc >= 0 then
+    redis.call('ZREMRANGEBYSCORE', concKey, '-inf', now)
+    if redis.call('ZCARD', concKey) >= conc then return {2, conc, 0} end
+    if concBest < 0 or conc < concBest then concBest = conc end
+  end
+end
+for i = 0, holders - 1 do
+  local rpmKey, concKey = KEYS[i * 3 + 1], KEYS[i * 3 + 2]
+  if tonumber(ARGV[5 + i * 3]) >= 0 then
+    redis.call('ZADD', rpmKey, now, member)
+    redis.call('PEXPIRE', rpmKey, windowMs)
+  end
+  if tonumber(ARGV[6 + i * 3]) >= 0 then
+    redis.call('ZADD', concKey, now + leaseMs, member)
+    local ttl = redis.call('PTTL', concKey)
+    if ttl < leaseMs then redis.call('PEXPIRE', concKey, leaseMs) end
+  end
+end
+return {0, rpmBest, rpmLeft, rpmReset, tpmBest, tpmLeft, tpmReset, concBest}
+`,
+};
+
+/** KEYS: the lease sets. ARGV: the member. Ends the lease in each. */
+export const RELEASE_SCRIPT: RedisScript = {
+  name: "release",
+  lua: `
+for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 0
+`,
+};
+
+/** KEYS: the lease sets. ARGV: the member, ms to live. Extends a lease that still exists. */
+export const RENEW_SCRIPT: RedisScript = {
+  name: "renew",
+  lua: `${NOW}
+local leaseMs = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', now + leaseMs, ARGV[1]) == 1 then
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl < leaseMs then redis.call('PEXPIRE', KEYS[i], leaseMs) end
+  end
+end
+return 0
+`,
+};
+
+/** KEYS: the tpm hashes. ARGV: tokens, window ms. Counts the tokens in this second's bucket. */
+export const SPEND_SCRIPT: RedisScript = {
+  name: "spend",
+  lua: `${NOW}
+local second = tostring(math.floor(now / 1000))
+for i = 1, #KEYS do
+  redis.call('HINCRBY', KEYS[i], second, tonumber(ARGV[1]))
+  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]) + 2000)
+end
+return 0
+`,
+};
+
+/** KEYS: one lease set. Returns how many leases in it are live. */
+export const COUNT_SCRIPT: RedisScript = {
+  name: "count",
+  lua: `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+`,
+};
