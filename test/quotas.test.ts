@@ -59,8 +59,31 @@ describe("rate and concurrency quotas", () => {
     expect(responses[6]!.headers.get("x-ratelimit-remaining-requests")).toBe("0");
   });
 
+  it("counts settled tokens against tpm and refuses once the minute's tokens reach it", async () => {
+    const user = await createUser(gateway, { keyOptions: { tpm: 20 } });
+    const first = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: chat("tpm"),
+    });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit-tokens")).toBe("20");
+    expect(first.headers.get("x-ratelimit-remaining-tokens")).toBe("20");
+    const used = ((await first.json()) as { usage: { total_tokens: number } }).usage.total_tokens;
+    expect(used).toBeGreaterThanOrEqual(20);
+    const second = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: chat("tpm"),
+    });
+    await expectThrottled(second);
+    expect(second.headers.get("x-ratelimit-limit-tokens")).toBe("20");
+    expect(second.headers.get("x-ratelimit-remaining-tokens")).toBe("0");
+    expect(Number(second.headers.get("retry-after"))).toBeGreaterThan(50);
+  });
+
   it("lets exactly the configured concurrent requests run", async () => {
     const user = await createUser(gateway, { keyOptions: { concurrency: 3 } });
+    // The key's lookup is cached first, so the ten requests reach the limiter together.
+    expect((await gateway.request("/v1/models", { key: user.key })).status).toBe(200);
     const responses = await Promise.all(
       Array.from({ length: 10 }, () =>
         gateway.request("/v1/chat/completions", {
