@@ -11,31 +11,10 @@ import { parse as parseYaml } from "yaml";
 import { loadCatalogData } from "../src/catalog/index.ts";
 import { ConfigSchema, ENV_OVERRIDES, loadConfig } from "../src/config/index.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import { section, variablesOfTable } from "./support/markdown.ts";
 
 const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const CONFIGURATION = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8");
-
-/** The lines of the markdown section that starts with `heading`, up to the next heading of its level. */
-function section(markdown: string, heading: string): string {
-  const lines = markdown.split("\n");
-  const start = lines.findIndex((line) => line.trim() === heading);
-  if (start < 0) throw new Error(`no section '${heading}'`);
-  const level = heading.indexOf(" ");
-  const end = lines.findIndex(
-    (line, index) =>
-      index > start && /^#+ /.test(line) && line.indexOf(" ") <= level && line.startsWith("#"),
-  );
-  return lines.slice(start + 1, end < 0 ? undefined : end).join("\n");
-}
-
-/** The first cell of every row of the markdown tables in `text`, header rows excluded. */
-function firstCells(text: string): string[] {
-  return text
-    .split("\n")
-    .filter((line) => line.startsWith("|") && !/^\|\s*-/.test(line))
-    .map((line) => line.split("|")[1]!.trim())
-    .filter((cell, index, cells) => index > 0 || !/^[A-Z][a-z]/.test(cell) || cells.length === 1);
-}
 
 interface DocumentedRoute {
   method: string;
@@ -117,9 +96,7 @@ describe("docs/configuration.md", () => {
 
   it("lists exactly the environment variables the gateway reads", () => {
     const table = section(CONFIGURATION, "## Environment variables");
-    const documented = firstCells(table)
-      .flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1]!))
-      .filter((name) => !credentials.has(name));
+    const documented = variablesOfTable(table).filter((name) => !credentials.has(name));
     expect(new Set(documented)).toEqual(
       new Set([...Object.keys(ENV_OVERRIDES), ...OTHER_VARIABLES]),
     );
