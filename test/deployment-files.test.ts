@@ -39,13 +39,6 @@ const [postgresName] = named("postgres:")[0] ?? [];
 const [redisName] = named("redis:")[0] ?? [];
 const [, lb] = named("nginx:")[0] ?? [];
 
-/**
- * Variables that compose.yaml sets before the loader reads them, because the feature that reads
- * them lands separately. Once the gateway reads one (the loader's table or the documented
- * variables name it), it must leave this list: "allows variables ahead of the loader…" fails.
- */
-const AHEAD_OF_LOADER = ["REDIS_URL"];
-
 /** What the gateway reads: the loader's table, the documented variables, the credentials. */
 function variablesTheGatewayReads(): Set<string> {
   const credentials = Object.values(loadCatalogData({}).vendors).map(
@@ -126,7 +119,7 @@ describe("compose.yaml", () => {
     const known = variablesTheGatewayReads();
     for (const [name, service] of gateways) {
       const unknown = Object.keys(service.environment ?? {}).filter(
-        (variable) => !known.has(variable) && !AHEAD_OF_LOADER.includes(variable),
+        (variable) => !known.has(variable),
       );
       expect(unknown, name).toEqual([]);
     }
@@ -148,15 +141,6 @@ describe("compose.yaml", () => {
     const ids = configs.map((config) => config.billing.instance_id);
     expect(ids.every((id) => id !== undefined)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-  });
-
-  it("allows variables ahead of the loader only while it does not read them", () => {
-    const known = variablesTheGatewayReads();
-    for (const variable of AHEAD_OF_LOADER)
-      expect(
-        known.has(variable),
-        `${variable} is read by the loader now: remove it from AHEAD_OF_LOADER`,
-      ).toBe(false);
   });
 });
 
