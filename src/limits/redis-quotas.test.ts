@@ -98,13 +98,18 @@ describe.skipIf(!available)("Redis quotas shared by two instances", () => {
     await expect(outcome(survivor.acquire(key, "s2"))).resolves.toBe("ok");
   });
 
-  it("keeps a long request's slot by renewing it", async () => {
-    const quotas = limiter({ leaseTtlMs: 60_000 });
+  it("keeps a long request's slot by renewing it, and frees it on release", async () => {
+    const quotas = limiter({ leaseTtlMs: 60_000, leaseSliceMs: 600 });
+    const other = limiter({ leaseTtlMs: 60_000, leaseSliceMs: 600 });
     const key = apiKey("key_long", { concurrency: 1 });
     const lease = await quotas.acquire(key, "long");
-    expect(await quotas.inFlight(key.id)).toBe(1);
+    // Three slices later the lease is still held: it was renewed, not left to expire.
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    expect(await other.inFlight(key.id)).toBe(1);
+    await expect(outcome(other.acquire(key, "other"))).resolves.toBe("concurrency_limited");
     lease.release();
-    await expect.poll(() => quotas.inFlight(key.id)).toBe(0);
+    await expect.poll(() => other.inFlight(key.id)).toBe(0);
+    await expect(outcome(other.acquire(key, "other"))).resolves.toBe("ok");
   });
 
   it("counts settled tokens against tpm on every instance", async () => {

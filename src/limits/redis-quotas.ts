@@ -40,6 +40,8 @@ const WARN_EVERY_MS = 5_000;
 export interface RedisQuotaOptions extends QuotaDefaults {
   redis: RedisConnection;
   onUnavailable: "open" | "closed";
+  /** How long a lease lives between renewals; {@link LEASE_SLICE_MS} unless a test shortens it. */
+  leaseSliceMs?: number;
   logger: { warn(fields: Record<string, unknown>, message: string): void };
   now?: () => number;
 }
@@ -63,6 +65,7 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
     stop(): void;
   } {
   const { redis, logger } = initial;
+  const slice = initial.leaseSliceMs ?? LEASE_SLICE_MS;
   const now = initial.now ?? Date.now;
   let defaults: QuotaDefaults = { ...initial };
   const open = new Map<string, OpenLease>();
@@ -105,7 +108,7 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
         ])
         .catch(() => {});
     }
-  }, LEASE_SLICE_MS / 3);
+  }, slice / 3);
   renewal.unref();
 
   return {
@@ -125,7 +128,7 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
       );
       if (limited.length === 0) return { headers: {}, spend: () => {}, release: () => {} };
       const member = `${requestId}:${(sequence++).toString(36)}`;
-      const leaseMs = Math.min(LEASE_SLICE_MS, defaults.leaseTtlMs);
+      const leaseMs = Math.min(slice, defaults.leaseTtlMs);
       const keys = limited.flatMap((holder) => [
         key("rpm", holder.id),
         key("conc", holder.id),
@@ -189,7 +192,8 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
           released = true;
           const lease = open.get(member);
           open.delete(member);
-          // A release that fails (Redis away) is made good by the lease's expiry.
+          // A release that fails (Redis away) is made good by the lease's expiry. One connection
+          // carries renewals and releases in order, so no renewal sent earlier outlives it.
           if (lease) redis.run(RELEASE_SCRIPT, lease.keys, [member]).catch(() => {});
         },
       };

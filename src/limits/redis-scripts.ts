@@ -92,16 +92,18 @@ return 0
 `,
 };
 
-/** KEYS: the lease sets. ARGV: the member, ms to live. Extends a lease that still exists. */
+/**
+ * KEYS: the lease sets. ARGV: the member, ms to live. Extends the lease, or puts it back when
+ * Redis lost it (a restart without persistence): the request still runs.
+ */
 export const RENEW_SCRIPT: RedisScript = {
   name: "renew",
   lua: `${NOW}
 local leaseMs = tonumber(ARGV[2])
 for i = 1, #KEYS do
-  if redis.call('ZADD', KEYS[i], 'XX', 'CH', now + leaseMs, ARGV[1]) == 1 then
-    local ttl = redis.call('PTTL', KEYS[i])
-    if ttl < leaseMs then redis.call('PEXPIRE', KEYS[i], leaseMs) end
-  end
+  redis.call('ZADD', KEYS[i], now + leaseMs, ARGV[1])
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl < leaseMs then redis.call('PEXPIRE', KEYS[i], leaseMs) end
 end
 return 0
 `,
