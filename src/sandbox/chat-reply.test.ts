@@ -144,14 +144,22 @@ describe("helpers", () => {
     expect(requestSeed(a)).not.toBe(requestSeed(c));
   });
 
-  it("fills tool arguments from the schema, and gives {} without one", () => {
+  it("fills a tool's required arguments from the schema, leaves optional ones out, and gives {} without one", () => {
     expect(toolCallArguments({ name: "noop", parameters: undefined }, 1)).toBe("{}");
     const parameters = {
       type: "object",
       properties: {
         q: { type: "string" },
         unit: { type: "string", enum: ["c", "f"] },
-        at: { type: "object", properties: { day: { type: "integer", minimum: 1, maximum: 7 } } },
+        at: {
+          type: "object",
+          properties: {
+            day: { type: "integer", minimum: 1, maximum: 7 },
+            hour: { type: "integer" },
+          },
+          required: ["day"],
+        },
+        path: { type: "string" },
       },
       required: ["q", "unit", "at"],
     };

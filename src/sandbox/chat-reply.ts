@@ -105,11 +105,13 @@ function spacedJson(value: unknown): string {
 }
 
 /**
- * Deterministic arguments for the tool: an instance of its parameters' schema (every required
- * property, the right types, enums and formats), as a vendor's model gives them.
+ * Deterministic arguments for the tool: an instance of its parameters' schema (its required
+ * properties, with the right types, enums and formats), as a vendor's model gives them.
  */
 export function toolCallArguments(tool: ChatTool, seed: number, offSchema = false): string {
-  const value = schemaInstance(tool.parameters ?? {}, seed ^ stableHash(tool.name));
+  const value = schemaInstance(tool.parameters ?? {}, seed ^ stableHash(tool.name), {
+    optional: false,
+  });
   const args = isRecord(value) ? value : {};
   return spacedJson(offSchema ? driftFromSchema(args, tool.parameters) : args);
 }

@@ -84,7 +84,15 @@ function numberFor(schema: Schema, next: () => number, integer: boolean): number
   return Math.min(high, Math.max(low, Math.round(value * 100) / 100));
 }
 
-function instance(raw: unknown, root: Schema, next: () => number, depth: number): unknown {
+interface InstanceContext {
+  root: Schema;
+  next: () => number;
+  /** Fill optional properties too (a structured answer), or only required ones (tool arguments). */
+  optional: boolean;
+}
+
+function instance(raw: unknown, context: InstanceContext, depth: number): unknown {
+  const { root, next } = context;
   if (!isSchema(raw)) return null;
   const schema = resolveRef(raw, root);
   if (schema.const !== undefined) return schema.const;
@@ -96,13 +104,13 @@ function instance(raw: unknown, root: Schema, next: () => number, depth: number)
     : Array.isArray(schema.oneOf)
       ? schema.oneOf
       : undefined;
-  if (branches && branches.length > 0) return instance(branches[0], root, next, depth + 1);
+  if (branches && branches.length > 0) return instance(branches[0], context, depth + 1);
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     const merged = Object.assign(
       {},
       ...schema.allOf.filter(isSchema).map((part) => resolveRef(part, root)),
     );
-    return instance(merged, root, next, depth + 1);
+    return instance(merged, context, depth + 1);
   }
   switch (typeOf(schema)) {
     case "string":
@@ -120,7 +128,7 @@ function instance(raw: unknown, root: Schema, next: () => number, depth: number)
       const max = typeof schema.maxItems === "number" ? schema.maxItems : min + 2;
       const count =
         depth >= MAX_DEPTH ? min : Math.min(max, Math.max(min, 1 + Math.floor(next() * 2)));
-      return Array.from({ length: count }, () => instance(schema.items, root, next, depth + 1));
+      return Array.from({ length: count }, () => instance(schema.items, context, depth + 1));
     }
     case "object": {
       const properties = isSchema(schema.properties) ? schema.properties : {};
@@ -128,8 +136,8 @@ function instance(raw: unknown, root: Schema, next: () => number, depth: number)
       const result: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(properties)) {
         // Optional properties are filled too, unless the nesting is already deep.
-        if (!required.has(name) && depth >= MAX_DEPTH / 2) continue;
-        result[name] = instance(property, root, next, depth + 1);
+        if (!required.has(name) && (!context.optional || depth >= MAX_DEPTH / 2)) continue;
+        result[name] = instance(property, context, depth + 1);
       }
       return result;
     }
@@ -138,10 +146,19 @@ function instance(raw: unknown, root: Schema, next: () => number, depth: number)
   }
 }
 
-/** A deterministic instance of `schema` for `seed`. */
-export function schemaInstance(schema: unknown, seed: number): unknown {
+/**
+ * A deterministic instance of `schema` for `seed`. `optional: false` leaves optional properties
+ * out, as models calling a tool mostly do (a made-up optional `path` would send the tool
+ * elsewhere).
+ */
+export function schemaInstance(
+  schema: unknown,
+  seed: number,
+  options: { optional?: boolean } = {},
+): unknown {
   const root = isSchema(schema) ? schema : {};
-  return instance(root, root, seededRandom(seed ^ stableHash("schema")), 0);
+  const next = seededRandom(seed ^ stableHash("schema"));
+  return instance(root, { root, next, optional: options.optional ?? true }, 0);
 }
 
 /**

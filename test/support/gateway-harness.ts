@@ -1,13 +1,22 @@
 /**
  * @module test/support/gateway-harness
- * Starts a real gateway (HTTP on a free loopback port, SQLite in memory, the sandbox in
- * process) for tests, with the bootstrap admin key at hand.
+ * Starts a real gateway (HTTP on a free loopback port, the sandbox in process) for tests, with
+ * the bootstrap admin key at hand. The store is SQLite in memory, or, with
+ * `SWITCHYARD_TEST_BACKEND=postgres` (the second pass of `.ci/run`), a fresh PostgreSQL
+ * database per gateway (dropped when it closes) with the quotas and change notifications in
+ * Redis under a fresh key prefix: the same tests, on the scale-out engines.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../../src/main.ts";
+import { freshDatabase } from "./cluster.ts";
+import { REDIS_URL, testPrefix } from "./redis.ts";
+
+/** `postgres` runs every test gateway on PostgreSQL and Redis; anything else on SQLite. */
+export const TEST_BACKEND =
+  process.env.SWITCHYARD_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
 
 export interface TestGateway extends RunningGateway {
   adminKey: string;
@@ -25,21 +34,37 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const cwd = mkdtempSync(join(tmpdir(), "switchyard-test-"));
   const env = { ...options.env };
+  // A test that names its own database keeps it; the others follow the backend of the run.
+  const database =
+    TEST_BACKEND === "postgres" && options.config?.database_url === undefined
+      ? await freshDatabase()
+      : undefined;
   const config = loadConfig({
     env,
     cwd,
     overrides: {
-      database_url: ":memory:",
+      database_url: database?.url ?? ":memory:",
+      ...(database ? { redis: { url: REDIS_URL, key_prefix: testPrefix() } } : {}),
       log_level: "silent",
       server: { port: 0, host: "127.0.0.1", shutdown_grace_seconds: 1 },
       ...options.config,
     },
   });
-  const gateway = await startGateway({ env, config, print: options.print ?? (() => {}) });
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway({ env, config, print: options.print ?? (() => {}) });
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
   if (!gateway.bootstrapKey) throw new Error("expected a bootstrap key on an empty database");
   const adminKey = gateway.bootstrapKey;
   return {
     ...gateway,
+    async close(closeOptions) {
+      await gateway.close(closeOptions);
+      await database?.drop();
+    },
     adminKey,
     request(path, init = {}) {
       const { key, json, ...rest } = init;
