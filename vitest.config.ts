@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Names the engines found and the suites skipped without them.
+    globalSetup: ["test/support/backends-notice.ts"],
   },
 });
