@@ -2,7 +2,7 @@
  * Several gateway processes on one PostgreSQL and one Redis keep the guarantees of one process:
  * a key's rpm and concurrency hold across both, the slots of a killed instance come back within
  * the lease time, a balance is never overdrawn by concurrent requests on both, a key revoked
- * through one is refused by the other within a second, video tasks polled by both are finalized,
+ * through one is refused by the other within a second, so is a reload, video tasks polled by both are finalized,
  * billed and announced once each (and finished by the survivor when one is killed), and a Redis
  * restart under load is survived as `redis.on_unavailable` says.
  */
@@ -203,6 +203,27 @@ describe.skipIf(!available)(
           .toBe(401);
       }
       expect(Date.now() - started).toBeLessThan(1_000);
+    });
+
+    it("reloads every instance within a second when one is told to (SIGHUP)", async () => {
+      const { key } = await user({});
+      const aliased = { ...chat("alias"), model: "house-model" };
+      expect((await call(b, "/v1/chat/completions", key, aliased)).status).toBe(404);
+      cluster.writeConfig(`${CONFIG}model_aliases:\n  house-model: gpt-4o-mini\n`);
+      a.child.kill("SIGHUP");
+      const started = Date.now();
+      await expect
+        .poll(async () => (await call(b, "/v1/chat/completions", key, aliased)).status, {
+          timeout: 1_000,
+          interval: 50,
+        })
+        .toBe(200);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      cluster.writeConfig(CONFIG);
+      a.child.kill("SIGHUP");
+      await expect
+        .poll(async () => (await call(b, "/v1/chat/completions", key, aliased)).status)
+        .toBe(404);
     });
 
     it("survives a Redis restart under load as on_unavailable: open says, and enforces again after", async () => {

@@ -99,6 +99,8 @@ export interface Cluster {
   redis: Awaited<ReturnType<typeof startRedisServer>>;
   redisPrefix: string;
   gateways: SpawnedGateway[];
+  /** Replaces the shared `switchyard.yaml` (the Redis prefix stays). */
+  writeConfig(yaml: string): void;
   /** Starts one more gateway sharing everything. */
   addGateway(): Promise<SpawnedGateway>;
   close(): Promise<void>;
@@ -111,10 +113,9 @@ export async function startCluster(count: number, configYaml: string): Promise<C
   const sandbox = await startSandboxProcess();
   const cwd = mkdtempSync(join(tmpdir(), "switchyard-cluster-"));
   const redisPrefix = `cluster-${randomBase62(8)}:`;
-  writeFileSync(
-    join(cwd, "switchyard.yaml"),
-    `redis:\n  key_prefix: "${redisPrefix}"\n${configYaml}`,
-  );
+  const writeConfig = (yaml: string) =>
+    writeFileSync(join(cwd, "switchyard.yaml"), `redis:\n  key_prefix: "${redisPrefix}"\n${yaml}`);
+  writeConfig(configYaml);
   const adminKey = `sk-${randomBase62(48)}`;
   const env = {
     DATABASE_URL: database.url,
@@ -137,6 +138,7 @@ export async function startCluster(count: number, configYaml: string): Promise<C
     redis,
     redisPrefix,
     gateways,
+    writeConfig,
     addGateway,
     async close() {
       for (const gateway of gateways) gateway.child.kill("SIGKILL");
