@@ -166,7 +166,7 @@ describe("billing through the pipeline", () => {
 
     const dropped = await gateway.request("/v1/chat/completions", {
       key: user.key,
-      json: chat("[[sandbox:words=200;drop=12]] break mid-stream", { stream: true }),
+      json: chat("[[sandbox:words=200;drop=12;chunk-delay=20]] break mid-stream", { stream: true }),
     });
     expect(dropped.status).toBe(200);
     const text = await dropped.text();
