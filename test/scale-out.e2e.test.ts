@@ -20,6 +20,8 @@ const available = await clusterAvailable();
 
 const CONFIG = `limits:
   lease_ttl_seconds: 3
+billing:
+  instance_timeout_seconds: 5
 tasks:
   tick_ms: 50
   poll_min_interval_ms: 100
@@ -259,7 +261,7 @@ describe.skipIf(!available)(
       expect(after.map((result) => result.status).sort()).toEqual([200, 200, 429, 429]);
     });
 
-    it("frees a killed instance's slots within the lease time, after random aborts", async () => {
+    it("frees a killed instance's slots within the lease time, and settles its holds, after random aborts", async () => {
       const { key, keyId } = await user({ concurrency: 5 });
       const aborts = Array.from({ length: 5 }, () => new AbortController());
       const pending = aborts.map((abort, i) =>
@@ -280,6 +282,13 @@ describe.skipIf(!available)(
       await Promise.all(pending);
       // lease_ttl_seconds is 3 here: the dead instance's three slots expire by then.
       await expect.poll(() => inFlight(keyId), { timeout: 6_000, interval: 200 }).toBe(0);
+      // And its held requests are settled by the survivor once its heartbeat is 5 s old.
+      await expect
+        .poll(async () => (await call(a, "/v1/account/balance", key)).body.held_micros, {
+          timeout: 15_000,
+          interval: 250,
+        })
+        .toBe(0);
       const again = await Promise.all(
         Array.from({ length: 5 }, () =>
           call(a, "/v1/chat/completions", key, chat("[[sandbox:delay=300]] x")),
