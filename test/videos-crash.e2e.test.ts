@@ -4,32 +4,16 @@
  * every task reaches its final state, each successful one is charged exactly once, each failed
  * one is refunded in full, nothing stays held, and `switchyard ledger verify` passes.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { startSandboxProcess } from "./support/cluster.ts";
 import { CLI, type SpawnedGateway, spawnGateway } from "./support/spawn-gateway.ts";
 
 const ADMIN_KEY = `sk-${"VideoCrash".repeat(5)}`;
-
-async function startSandbox() {
-  const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}: ${output}`)));
-  });
-  return { child, url };
-}
 
 describe("video tasks across a crash", () => {
   const children: Array<{ child: ChildProcess }> = [];
@@ -43,7 +27,7 @@ describe("video tasks across a crash", () => {
       join(cwd, "switchyard.yaml"),
       "tasks:\n  tick_ms: 50\n  poll_min_interval_ms: 100\n  poll_max_interval_ms: 300\n",
     );
-    const sandbox = await startSandbox();
+    const sandbox = await startSandboxProcess();
     children.push(sandbox);
     const databaseFile = join(cwd, "gateway.sqlite");
     const env = {
