@@ -24,8 +24,9 @@ async function expectThrottled(response: Response) {
 
 describe("rate and concurrency quotas", () => {
   let gateway: TestGateway;
-  const inFlight = (keyId: string) =>
-    (gateway.services.quotas as unknown as QuotaSnapshot).inFlight(keyId);
+  // In memory a number, in Redis (the PostgreSQL + Redis pass) a promise of one.
+  const inFlight = async (keyId: string) =>
+    await (gateway.services.quotas as unknown as QuotaSnapshot).inFlight(keyId);
 
   beforeAll(async () => {
     gateway = await startTestGateway({
@@ -96,7 +97,7 @@ describe("rate and concurrency quotas", () => {
     const throttled = responses.filter((response) => response.status === 429);
     expect(throttled).toHaveLength(7);
     for (const response of throttled) await expectThrottled(response);
-    expect(inFlight(user.keyId)).toBe(0);
+    expect(await inFlight(user.keyId)).toBe(0);
   });
 
   it("keeps a streaming request's slot until its stream ends", async () => {

@@ -76,8 +76,8 @@ class SlidingWindow {
 }
 
 export interface QuotaSnapshot {
-  /** Open concurrency leases per key id. */
-  inFlight(keyId: string): number;
+  /** Open concurrency leases per key id (Redis answers asynchronously). */
+  inFlight(keyId: string): number | Promise<number>;
 }
 
 export function createMemoryQuotas(
