@@ -79,7 +79,7 @@ describe("a stream the upstream breaks", () => {
     );
     expect(none).toMatchObject({ status: "failed", cost_micros: 0 });
 
-    const broken = await stream("[[sandbox:words=200;drop=12]] break mid-stream");
+    const broken = await stream("[[sandbox:words=200;drop=12;chunk-delay=20]] break mid-stream");
     expect(broken.status).toBe(200);
     const events = (await broken.text())
       .split("\n\n")
