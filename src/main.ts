@@ -301,6 +301,27 @@ function createVideoTasks(
   };
 }
 
+/**
+ * Opens (and so migrates) the database and creates the first admin on an empty one, returning
+ * its key; for a primary that starts workers, so they never race for it.
+ */
+export async function prepareDatabase(
+  config: Config,
+  env: Record<string, string | undefined>,
+  logger: Logger,
+): Promise<string | undefined> {
+  const store = await openGatewayStore(config, logger);
+  try {
+    return await bootstrapAdmin(
+      store,
+      env.SWITCHYARD_ADMIN_KEY,
+      config.billing.bootstrap_credit_micros,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
   const env = options.env ?? process.env;
   const config = options.config ?? loadConfig({ env });

@@ -11,7 +11,7 @@ export const HELP = `Switchyard — a self-hostable AI gateway
 Usage: switchyard <command> [options]
 
 Commands:
-  start                         Start the gateway (PORT, HOST, DATABASE_URL, switchyard.yaml)
+  start [--workers N]           Start the gateway (PORT, HOST, DATABASE_URL, switchyard.yaml)
   sandbox [--port N] [--host H] Start the provider sandbox on its own
   accounts list                 List accounts
   accounts create --email E [--password P] [--admin] [--balance-micros N]
@@ -32,11 +32,17 @@ Configuration: see README.md and docs/configuration.md.`;
 const JSON_OPTION = "  --json    Print the result as JSON (the HTTP API's objects) instead of text";
 
 export const COMMAND_HELP: Record<string, string> = {
-  start: `Usage: switchyard start
+  start: `Usage: switchyard start [--workers N|auto]
 
 Starts the gateway with the configuration in switchyard.yaml (or the file named by
 SWITCHYARD_CONFIG) and the environment (PORT, HOST, DATABASE_URL, LOG_LEVEL, ...). With
 PostgreSQL it waits up to database_wait_seconds for the database to come up.
+
+Options:
+  --workers N   Run N gateway processes on one port (1-64, or auto: one per CPU; default
+                server.workers, 1). More than one needs PostgreSQL. The first process
+                migrates and bootstraps, then starts the workers and replaces any that dies;
+                signals go to every worker.
 
 Signals:
   SIGTERM   Drain: /readyz answers 503 for server.drain_delay_seconds while the listener stays

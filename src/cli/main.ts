@@ -26,10 +26,25 @@ function asksForHelp(args: string[]): boolean {
 }
 
 async function runStart(args: string[]): Promise<number> {
-  if (args.length > 0) {
+  let flags: { workers?: string | undefined };
+  try {
+    flags = parseArgs({ args, options: { workers: { type: "string" } } }).values;
+  } catch {
     throw usage(
-      `start takes no arguments, got '${args.join(" ")}'. Configure it with switchyard.yaml or the environment (PORT, HOST, DATABASE_URL, ...).`,
+      `start takes only --workers N, got '${args.join(" ")}'. Configure it with switchyard.yaml or the environment (PORT, HOST, DATABASE_URL, ...).`,
     );
+  }
+  const workers = await import("./start-workers.ts");
+  if (!workers.isWorker()) {
+    const { loadConfig } = await import("../config/index.ts");
+    const config = loadConfig();
+    const count = workers.workerCount(flags.workers, config);
+    workers.checkWorkerStore(count, config);
+    if (count > 1) {
+      return workers.runPrimary(count, config, process.env, (line) =>
+        process.stdout.write(`${line}\n`),
+      );
+    }
   }
   // Listen for signals before starting, so a signal that arrives during start-up (or right after
   // the banner) is handled once the gateway is up instead of killing the process.
@@ -39,7 +54,7 @@ async function runStart(args: string[]): Promise<number> {
   const stopSignals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
   for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
   const { startGateway } = await import("../main.ts");
-  const gateway = await startGateway();
+  const gateway = await (workers.isWorker() ? startWorker(workers) : startGateway());
   await new Promise<void>((resolve, reject) => {
     let stopSignalsSeen = 0;
     onSignal = (signal) => {
@@ -62,7 +77,20 @@ async function runStart(args: string[]): Promise<number> {
     };
     for (const signal of pending.splice(0)) onSignal(signal);
   });
+  // A worker's channel to its primary would keep the process alive after the drain.
+  if (workers.isWorker()) process.disconnect?.();
   return EXIT.ok;
+}
+
+/** One of the `--workers` processes: its own instance id, no banner (the primary prints it). */
+async function startWorker(workers: typeof import("./start-workers.ts")) {
+  const { startGateway } = await import("../main.ts");
+  const { loadConfig } = await import("../config/index.ts");
+  const index = Number(process.env.SWITCHYARD_WORKER_INDEX ?? "0");
+  const config = workers.workerConfig(loadConfig(), index);
+  const gateway = await startGateway({ config, print: () => {} });
+  workers.announceListening(gateway.url);
+  return gateway;
 }
 
 async function runSandbox(args: string[]): Promise<number> {

@@ -43,6 +43,13 @@ export const ConfigSchema = Type.Object(
         request_timeout_ms: Type.Integer({ minimum: 100, default: 120_000 }),
         /** An idle keep-alive connection is closed after this time (milliseconds). */
         keep_alive_timeout_ms: Type.Integer({ minimum: 100, default: 72_000 }),
+        /**
+         * Gateway processes sharing the port (`start --workers` overrides it); more than one
+         * needs PostgreSQL. `auto`: one per CPU.
+         */
+        workers: Type.Union([Type.Integer({ minimum: 1, maximum: 64 }), Type.Literal("auto")], {
+          default: 1,
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

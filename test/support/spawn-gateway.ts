@@ -20,8 +20,10 @@ export async function spawnGateway(options: {
   cwd: string;
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Arguments after `start` (e.g. `--workers 2`). */
+  args?: string[];
 }): Promise<SpawnedGateway> {
-  const child = spawn(process.execPath, [CLI, "start"], {
+  const child = spawn(process.execPath, [CLI, "start", ...(options.args ?? [])], {
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH ?? "",

@@ -1,0 +1,153 @@
+/**
+ * @module cli/start-workers
+ * `switchyard start --workers N` (or `server.workers`): N gateway processes on one port, with
+ * `node:cluster`. The primary does the one-time work first — it opens the database (migrating
+ * it) and creates the first admin on an empty one, printing its key once — so the workers never
+ * race for it; then it forks the workers, which share the listening socket, prints one banner
+ * once all listen, forwards SIGTERM/SIGINT (each worker drains as a single process does) and
+ * SIGHUP (reload) to them, and replaces a worker that dies. Workers that keep failing (five
+ * exits within a minute) make it give up with exit 1.
+ * SQLite serves one process, so more than one worker needs PostgreSQL (exit 2 otherwise).
+ * Each worker gets its own billing instance id (`<id>-w<n>` when `billing.instance_id` is set),
+ * so the in-flight recovery of each is its own.
+ */
+import cluster, { type Worker } from "node:cluster";
+import { availableParallelism } from "node:os";
+import pino from "pino";
+import type { Config } from "../config/index.ts";
+import { describeDatabaseUrl } from "../store/index.ts";
+import { EXIT, usage } from "./exit.ts";
+
+/** The message a worker sends once it listens. */
+export interface WorkerListening {
+  type: "switchyard:listening";
+  url: string;
+}
+
+const RESTART_DELAY_MS = 1_000;
+const GIVE_UP_EXITS = 5;
+const GIVE_UP_WINDOW_MS = 60_000;
+
+/** The worker count: `--workers`, else `server.workers` (`auto`: one per CPU). */
+export function workerCount(flag: string | undefined, config: Config): number {
+  const raw = flag ?? String(config.server.workers);
+  if (raw === "auto") return availableParallelism();
+  const count = Number(raw);
+  if (!/^\d+$/.test(raw) || count < 1 || count > 64) {
+    throw usage(`--workers must be an integer 1-64 or 'auto', got '${raw}'`);
+  }
+  return count;
+}
+
+/** Refuses more than one worker on SQLite, which serves one process. */
+export function checkWorkerStore(count: number, config: Config): void {
+  if (count > 1 && describeDatabaseUrl(config.database_url).dialect === "sqlite") {
+    throw usage(
+      `${count} workers need PostgreSQL: a SQLite database serves one process. Set DATABASE_URL=postgres://… or run one worker.`,
+    );
+  }
+}
+
+/** The primary: prepares the database, runs `count` workers, and returns the exit code. */
+export async function runPrimary(
+  count: number,
+  config: Config,
+  env: Record<string, string | undefined>,
+  print: (line: string) => void,
+): Promise<number> {
+  const logger = pino({ level: config.log_level });
+  const { prepareDatabase } = await import("../main.ts");
+  const bootstrapKey = await prepareDatabase(config, env, logger);
+
+  let stopping: NodeJS.Signals | undefined;
+  let exitCode: number = EXIT.ok;
+  const failures: number[] = [];
+  const alive = new Set<number>();
+  const listening = new Map<number, string>();
+  let announced = false;
+  let done: (code: number) => void = () => {};
+  const finished = new Promise<number>((resolve) => {
+    done = resolve;
+  });
+  const workers = () => Object.values(cluster.workers ?? {}).filter((each) => each !== undefined);
+
+  const fork = (index: number): Worker => {
+    const worker = cluster.fork({ SWITCHYARD_WORKER_INDEX: String(index) });
+    alive.add(index);
+    worker.on("message", (message: WorkerListening) => {
+      if (message?.type !== "switchyard:listening") return;
+      listening.set(index, message.url);
+      if (announced || listening.size < count) return;
+      announced = true;
+      print(`Switchyard listening on ${message.url}`);
+      print(
+        `  ${count} workers (pids ${workers()
+          .map((each) => each.process.pid)
+          .join(", ")}); database postgres`,
+      );
+      if (bootstrapKey) {
+        print("First start: created the admin account admin@localhost. Its API key (shown once):");
+        print(bootstrapKey);
+      }
+    });
+    worker.on("exit", (code, signal) => {
+      alive.delete(index);
+      listening.delete(index);
+      if (stopping) {
+        if (code !== 0 && code !== null) exitCode = EXIT.failure;
+        if (alive.size === 0) done(exitCode);
+        return;
+      }
+      const now = Date.now();
+      failures.push(now);
+      while (failures.length > 0 && failures[0]! < now - GIVE_UP_WINDOW_MS) failures.shift();
+      if (failures.length >= GIVE_UP_EXITS) {
+        logger.fatal({ exits: failures.length }, "workers keep exiting: giving up");
+        stopping = "SIGTERM";
+        exitCode = EXIT.failure;
+        for (const each of workers()) each.process.kill("SIGTERM");
+        if (alive.size === 0) done(exitCode);
+        return;
+      }
+      logger.error(
+        { worker: index, code, signal, restartInMs: RESTART_DELAY_MS },
+        "worker exited unexpectedly: starting a new one",
+      );
+      setTimeout(() => {
+        if (!stopping) fork(index);
+      }, RESTART_DELAY_MS);
+    });
+    return worker;
+  };
+
+  const forward = (signal: NodeJS.Signals) => {
+    // A second stop signal is passed on too: it ends the workers' drain delay.
+    if (signal !== "SIGHUP" && !stopping) {
+      stopping = signal;
+      logger.info({ signal }, "stopping the workers");
+      if (alive.size === 0) done(exitCode);
+    }
+    for (const each of workers()) each.process.kill(signal);
+  };
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, forward);
+  for (let index = 0; index < count; index++) fork(index);
+  const code = await finished;
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, forward);
+  return code;
+}
+
+/** In a worker: the configuration with this worker's own instance id. */
+export function workerConfig(config: Config, index: number): Config {
+  const id = config.billing.instance_id;
+  return id === undefined
+    ? config
+    : { ...config, billing: { ...config.billing, instance_id: `${id}-w${index}` } };
+}
+
+/** In a worker: tells the primary it listens. */
+export function announceListening(url: string): void {
+  const message: WorkerListening = { type: "switchyard:listening", url };
+  process.send?.(message);
+}
+
+export const isWorker = () => cluster.isWorker;
