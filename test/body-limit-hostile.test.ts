@@ -193,7 +193,9 @@ describe("hostile bodies at the body size limit", () => {
       }
       if (hostile.code) expect(body.error?.code).toBe(hostile.code);
       expect(result.text.length).toBeLessThan(4096);
-      expect(slowestMs).toBeLessThan(500);
+      // Reading a 10 MB body holds the loop a few hundred ms on a busy 2-core machine; a
+      // backtracking check on it would hold it for seconds.
+      expect(slowestMs).toBeLessThan(1_000);
     });
   }
 });
