@@ -302,6 +302,18 @@ function createVideoTasks(
 }
 
 /**
+ * The sandbox for workers to share (one video task store, one set of faults), when it is to
+ * serve; started by the primary of `start --workers`.
+ */
+export function startSharedSandbox(
+  config: Config,
+  env: Record<string, string | undefined>,
+  logger: Logger,
+) {
+  return startSandboxIfNeeded(config, loadCatalogFor(config), env, logger);
+}
+
+/**
  * Opens (and so migrates) the database and creates the first admin on an empty one, returning
  * its key; for a primary that starts workers, so they never race for it.
  */

@@ -114,8 +114,14 @@ describe("start --workers", () => {
       await expect
         .poll(() => childPids(pid).filter((each) => each !== victim).length, { timeout: 15_000 })
         .toBe(2);
-      expect(await freshConnection(gateway.url, key)).toBe(200);
       expect(gateway.output()).toMatch(/worker exited unexpectedly: starting a new one/);
+      // The replacement listens too (a third "Server listening" line).
+      await expect
+        .poll(() => gateway!.output().match(/"msg":"Server listening at/g)?.length ?? 0, {
+          timeout: 30_000,
+        })
+        .toBe(3);
+      expect(await freshConnection(gateway.url, key)).toBe(200);
 
       gateway.child.kill("SIGTERM");
       expect(await gateway.exited).toBe(0);

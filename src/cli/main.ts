@@ -52,7 +52,9 @@ async function runStart(args: string[]): Promise<number> {
   let onSignal: (signal: NodeJS.Signals) => void = (signal) => pending.push(signal);
   const listener = (signal: NodeJS.Signals) => onSignal(signal);
   const stopSignals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
-  for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
+  const stopListening = workers.isWorker() ? workers.listenToPrimary(listener) : () => {};
+  if (!workers.isWorker())
+    for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
   const { startGateway } = await import("../main.ts");
   const gateway = await (workers.isWorker() ? startWorker(workers) : startGateway());
   await new Promise<void>((resolve, reject) => {
@@ -78,6 +80,7 @@ async function runStart(args: string[]): Promise<number> {
     for (const signal of pending.splice(0)) onSignal(signal);
   });
   // A worker's channel to its primary would keep the process alive after the drain.
+  stopListening();
   if (workers.isWorker()) process.disconnect?.();
   return EXIT.ok;
 }

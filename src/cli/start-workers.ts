@@ -56,8 +56,13 @@ export async function runPrimary(
   print: (line: string) => void,
 ): Promise<number> {
   const logger = pino({ level: config.log_level });
-  const { prepareDatabase } = await import("../main.ts");
+  const { prepareDatabase, startSharedSandbox } = await import("../main.ts");
   const bootstrapKey = await prepareDatabase(config, env, logger);
+  // One sandbox for all: a video task submitted through one worker is polled by another.
+  const sandbox = await startSharedSandbox(config, env, logger);
+  const workerEnv = {
+    ...(sandbox ? { SWITCHYARD_SANDBOX_URL: sandbox.url } : {}),
+  };
 
   let stopping: NodeJS.Signals | undefined;
   let exitCode: number = EXIT.ok;
@@ -70,12 +75,23 @@ export async function runPrimary(
     done = resolve;
   });
   const workers = () => Object.values(cluster.workers ?? {}).filter((each) => each !== undefined);
+  /** Signals reach workers as messages: see `listenToPrimary`. */
+  const tell = (signal: NodeJS.Signals) => {
+    const message: PrimarySignal = { type: "switchyard:signal", signal };
+    for (const each of workers()) if (each.isConnected()) each.send(message);
+  };
 
   const fork = (index: number): Worker => {
-    const worker = cluster.fork({ SWITCHYARD_WORKER_INDEX: String(index) });
+    const worker = cluster.fork({ ...workerEnv, SWITCHYARD_WORKER_INDEX: String(index) });
     alive.add(index);
     worker.on("message", (message: WorkerListening) => {
       if (message?.type !== "switchyard:listening") return;
+      // A worker forked just before a stop signal may have missed it: it hears it now.
+      if (stopping) {
+        const stop: PrimarySignal = { type: "switchyard:signal", signal: stopping };
+        if (worker.isConnected()) worker.send(stop);
+        return;
+      }
       listening.set(index, message.url);
       if (announced || listening.size < count) return;
       announced = true;
@@ -105,7 +121,7 @@ export async function runPrimary(
         logger.fatal({ exits: failures.length }, "workers keep exiting: giving up");
         stopping = "SIGTERM";
         exitCode = EXIT.failure;
-        for (const each of workers()) each.process.kill("SIGTERM");
+        tell("SIGTERM");
         if (alive.size === 0) done(exitCode);
         return;
       }
@@ -127,12 +143,13 @@ export async function runPrimary(
       logger.info({ signal }, "stopping the workers");
       if (alive.size === 0) done(exitCode);
     }
-    for (const each of workers()) each.process.kill(signal);
+    tell(signal);
   };
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, forward);
   for (let index = 0; index < count; index++) fork(index);
   const code = await finished;
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, forward);
+  await sandbox?.close();
   return code;
 }
 
@@ -142,6 +159,33 @@ export function workerConfig(config: Config, index: number): Config {
   return id === undefined
     ? config
     : { ...config, billing: { ...config.billing, instance_id: `${id}-w${index}` } };
+}
+
+/** A signal the primary passes on to its workers. */
+export interface PrimarySignal {
+  type: "switchyard:signal";
+  signal: NodeJS.Signals;
+}
+
+/**
+ * In a worker: takes signals from the primary only. A stop from systemd or a terminal reaches
+ * the whole process group, and a worker that heard it directly and again from the primary
+ * would take the second for "end the drain delay". A primary that is gone (its channel closed)
+ * stops the worker too. Returns the function that stops listening.
+ */
+export function listenToPrimary(onSignal: (signal: NodeJS.Signals) => void): () => void {
+  const ignore = () => {};
+  const fromPrimary = (message: PrimarySignal) => {
+    if (message?.type === "switchyard:signal") onSignal(message.signal);
+  };
+  const orphaned = () => onSignal("SIGTERM");
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, ignore);
+  process.on("message", fromPrimary);
+  process.once("disconnect", orphaned);
+  return () => {
+    process.off("message", fromPrimary);
+    process.off("disconnect", orphaned);
+  };
 }
 
 /** In a worker: tells the primary it listens. */
