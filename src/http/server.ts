@@ -40,6 +40,11 @@ export interface HttpServerOptions extends ConnectionLimits {
   maxJsonDepth: number;
   /** Most values (array elements and object members, roughly) a JSON body may hold. */
   maxJsonValues: number;
+  /**
+   * Which proxies' `X-Forwarded-For` to believe for the client's address: none (`false`), all
+   * (`true`), this many hops, or these addresses and CIDR ranges.
+   */
+  trustProxy?: boolean | number | string[];
 }
 
 /** Maps Fastify's own errors (body parsing, limits, content type) onto the catalogue. */
@@ -79,6 +84,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimitBytes,
     genReqId: newRequestId,
     requestIdHeader: false,
+    trustProxy: trustProxyOption(options.trustProxy),
     return503OnClosing: false,
     forceCloseConnections: "idle",
     // Errors raised before routing (an undecodable URL) get the gateway shape too.
@@ -209,4 +215,12 @@ function upstreamCause(error: unknown): UpstreamError | undefined {
   if (UpstreamError.isInstance(error)) return error;
   const cause = error instanceof Error ? error.cause : undefined;
   return UpstreamError.isInstance(cause) ? cause : undefined;
+}
+
+/** Fastify's form of `trustProxy`: a hop count becomes "trust the first n hops". */
+function trustProxyOption(
+  trust: HttpServerOptions["trustProxy"],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === "number") return (_address, hop) => hop < trust;
+  return trust ?? false;
 }
