@@ -19,6 +19,7 @@ import { registerResponsesRoutes } from "./endpoints/responses/route.ts";
 import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
+import { registerCors } from "./http/cors.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
 import { registerMcpRoutes } from "./mcp/routes.ts";
@@ -36,7 +37,9 @@ export function buildApp(
     headersTimeoutMs: server.headers_timeout_ms,
     requestTimeoutMs: server.request_timeout_ms,
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,
+    trustProxy: server.trust_proxy,
   });
+  if (server.cors_origins.length > 0) registerCors(app, server.cors_origins);
   app.decorate("routeDocs", []);
   app.decorate("modelEndpoints", createModelEndpointSet(services));
 

@@ -301,6 +301,15 @@ function createVideoTasks(
   };
 }
 
+/** The process's logger: JSON lines (on stdout unless told otherwise) with ISO 8601 times. */
+export function createLogger(
+  level: Config["log_level"],
+  destination?: pino.DestinationStream,
+): Logger {
+  const options = { level, timestamp: pino.stdTimeFunctions.isoTime };
+  return destination ? pino(options, destination) : pino(options);
+}
+
 /**
  * The sandbox for workers to share (one video task store, one set of faults), when it is to
  * serve; started by the primary of `start --workers`.
@@ -337,7 +346,7 @@ export async function prepareDatabase(
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
   const env = options.env ?? process.env;
   const config = options.config ?? loadConfig({ env });
-  const logger = options.logger ?? pino({ level: config.log_level });
+  const logger = options.logger ?? createLogger(config.log_level);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
 
   const data = loadCatalogFor(config);

@@ -13,7 +13,6 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
-import pino from "pino";
 import type { Config } from "../config/index.ts";
 import { describeDatabaseUrl } from "../store/index.ts";
 import { EXIT, usage } from "./exit.ts";
@@ -55,8 +54,8 @@ export async function runPrimary(
   env: Record<string, string | undefined>,
   print: (line: string) => void,
 ): Promise<number> {
-  const logger = pino({ level: config.log_level });
-  const { prepareDatabase, startSharedSandbox } = await import("../main.ts");
+  const { prepareDatabase, createLogger, startSharedSandbox } = await import("../main.ts");
+  const logger = createLogger(config.log_level);
   const bootstrapKey = await prepareDatabase(config, env, logger);
   // One sandbox for all: a video task submitted through one worker is polled by another.
   const sandbox = await startSharedSandbox(config, env, logger);

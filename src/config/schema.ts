@@ -50,6 +50,23 @@ export const ConfigSchema = Type.Object(
         workers: Type.Union([Type.Integer({ minimum: 1, maximum: 64 }), Type.Literal("auto")], {
           default: 1,
         }),
+        /**
+         * Browser origins allowed to call the API (CORS), e.g. `https://app.example.com`; `*`
+         * allows any. Empty: no CORS headers at all.
+         */
+        cors_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        /**
+         * Which proxies' `X-Forwarded-For` gives the client's address (login and sign-up limits
+         * count per address): `false` none, `true` any, a hop count, or addresses and CIDRs.
+         */
+        trust_proxy: Type.Union(
+          [
+            Type.Boolean(),
+            Type.Integer({ minimum: 1, maximum: 10 }),
+            Type.Array(Type.String({ minLength: 1 })),
+          ],
+          { default: false },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -10,7 +10,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Reservation, SettleDetails, Settlement } from "../billing/index.ts";
-import type { CatalogModel } from "../catalog/index.ts";
+import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
 import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
@@ -106,7 +106,10 @@ async function runModelCall<S extends TSchema>(
   let settlement: Settlement | undefined;
   let upstreamAnsweredAt: number | undefined;
   let sandbox = false;
+  /** What the completion line tells: the route last called and the usage settled. */
+  const served: Served = {};
   const settle = async (usage: Usage, details: SettleDetails = {}) => {
+    served.usage = usage;
     settlement = await reservation!.settle(usage, {
       ttfbMs: (upstreamAnsweredAt ?? performance.now()) - started,
       ...details,
@@ -141,6 +144,7 @@ async function runModelCall<S extends TSchema>(
       headers: input.headers,
       settle,
       routeCalled: (route) => {
+        served.route = route;
         if (!route.sandbox || sandbox) return;
         sandbox = true;
         input.onSandboxRoute?.();
@@ -158,7 +162,7 @@ async function runModelCall<S extends TSchema>(
     };
     if (result.kind === "accepted") {
       head.status = result.status;
-      logCompleted(services, endpoint, input, model, head.status, ttfbMs, 0);
+      logCompleted(services, endpoint, input, model, served, head.status, ttfbMs, 0);
       lease.release();
       return { ...head, kind: "accepted", body: result.body, costMicros: 0 };
     }
@@ -166,7 +170,16 @@ async function runModelCall<S extends TSchema>(
       const charged = await settle(result.usage, result.settleDetails);
       const body = "render" in result ? result.render(charged) : result.body;
       head.status = result.status ?? 200;
-      logCompleted(services, endpoint, input, model, head.status, ttfbMs, charged.costMicros);
+      logCompleted(
+        services,
+        endpoint,
+        input,
+        model,
+        served,
+        head.status,
+        ttfbMs,
+        charged.costMicros,
+      );
       lease.release();
       return { ...head, kind: "json", body, costMicros: charged.costMicros };
     }
@@ -189,7 +202,7 @@ async function runModelCall<S extends TSchema>(
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
         const costMicros = settlement?.costMicros ?? 0;
-        logCompleted(services, endpoint, input, model, 200, ttfbMs, costMicros);
+        logCompleted(services, endpoint, input, model, served, 200, ttfbMs, costMicros);
         return costMicros;
       },
     };
@@ -200,24 +213,44 @@ async function runModelCall<S extends TSchema>(
   }
 }
 
+interface Served {
+  route?: ResolvedRoute;
+  usage?: Usage;
+}
+
+/**
+ * The one `info` line of a finished model request: who (account, key id — never the key),
+ * what (model, the route's vendor and upstream model), how it went (status, latency, time to
+ * first byte) and what it cost (tokens and other units, micro-USD).
+ */
 function logCompleted(
   services: Services,
   endpoint: { path: string },
   input: ModelCallInput,
   model: CatalogModel,
+  served: Served,
   status: number,
   ttfbMs: number,
   costMicros: number,
 ): void {
+  const tokens = served.usage?.tokens;
+  const media = served.usage?.media;
   services.logger.info(
     {
       requestId: input.requestId,
+      accountId: input.caller.accountId,
+      keyId: input.caller.key.id,
       model: model.id,
+      ...(served.route
+        ? { vendor: served.route.vendor, upstreamModel: served.route.upstreamModel }
+        : {}),
       path: endpoint.path,
       ...(input.via === "http" ? {} : { via: input.via }),
       status,
       latencyMs: Math.round(performance.now() - input.started),
       ttfbMs: Math.round(ttfbMs),
+      ...(tokens ? { inputTokens: tokens.input.total, outputTokens: tokens.output.total } : {}),
+      ...(media ? { media } : {}),
       costMicros,
       ...(input.signal.aborted ? { aborted: true } : {}),
     },

@@ -16,6 +16,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { GatewayError } from "../errors/index.ts";
+import { UpstreamError } from "../spec/index.ts";
 import { sortableBase62 } from "../store/index.ts";
 import {
   type ConnectionLimits,
@@ -39,6 +40,11 @@ export interface HttpServerOptions extends ConnectionLimits {
   maxJsonDepth: number;
   /** Most values (array elements and object members, roughly) a JSON body may hold. */
   maxJsonValues: number;
+  /**
+   * Which proxies' `X-Forwarded-For` to believe for the client's address: none (`false`), all
+   * (`true`), this many hops, or these addresses and CIDR ranges.
+   */
+  trustProxy?: boolean | number | string[];
 }
 
 /** Maps Fastify's own errors (body parsing, limits, content type) onto the catalogue. */
@@ -78,6 +84,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimitBytes,
     genReqId: newRequestId,
     requestIdHeader: false,
+    trustProxy: trustProxyOption(options.trustProxy),
     return503OnClosing: false,
     forceCloseConnections: "idle",
     // Errors raised before routing (an undecodable URL) get the gateway shape too.
@@ -134,7 +141,25 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       ? error
       : fromFrameworkError(error, request, options.bodyLimitBytes);
     const rendered = renderError(mapped ?? error, dialect, request.id);
-    if (rendered.status >= 500)
+    const upstream = upstreamCause(error);
+    const vendorFailure =
+      (upstream !== undefined || VENDOR_CODES.has(rendered.code)) &&
+      (rendered.status >= 500 || rendered.status === 429);
+    if (vendorFailure)
+      // A vendor's failure is the vendor's: a warning with its status, not a stack trace.
+      request.log.warn(
+        {
+          requestId: request.id,
+          code: rendered.code,
+          status: rendered.status,
+          ...(upstream?.status !== undefined ? { upstreamStatus: upstream.status } : {}),
+          ...(upstream?.vendorCode ? { vendorCode: upstream.vendorCode } : {}),
+          ...(upstream?.upstreamRequestId ? { upstreamRequestId: upstream.upstreamRequestId } : {}),
+          reason: error.message,
+        },
+        "upstream failed",
+      );
+    else if (rendered.status >= 500)
       request.log.error({ err: error, requestId: request.id }, "request failed");
     else
       request.log.info(
@@ -175,4 +200,27 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   return app;
+}
+
+/** Gateway 5xx codes that report a vendor's failure, not the gateway's. */
+const VENDOR_CODES = new Set([
+  "upstream_error",
+  "upstream_timeout",
+  "upstream_response_too_large",
+  "structured_output_invalid",
+]);
+
+/** The vendor failure behind an error, if it is one (thrown as is, or wrapped). */
+function upstreamCause(error: unknown): UpstreamError | undefined {
+  if (UpstreamError.isInstance(error)) return error;
+  const cause = error instanceof Error ? error.cause : undefined;
+  return UpstreamError.isInstance(cause) ? cause : undefined;
+}
+
+/** Fastify's form of `trustProxy`: a hop count becomes "trust the first n hops". */
+function trustProxyOption(
+  trust: HttpServerOptions["trustProxy"],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === "number") return (_address, hop) => hop < trust;
+  return trust ?? false;
 }

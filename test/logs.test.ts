@@ -1,0 +1,94 @@
+/**
+ * The log lines an operator reads: one `request completed` line per model request naming the
+ * account, key id (never the key), model, vendor and upstream model, tokens and cost; a vendor's
+ * failure as a warning with the upstream status and no stack trace; ISO 8601 times.
+ */
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/index.ts";
+import { createLogger, type RunningGateway, startGateway } from "../src/main.ts";
+
+const lines: Array<Record<string, unknown>> = [];
+const sink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString().split("\n").filter(Boolean))
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    done();
+  },
+});
+
+let gateway: RunningGateway;
+let key: string;
+
+beforeAll(async () => {
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      database_url: ":memory:",
+      log_level: "info",
+      server: { port: 0, host: "127.0.0.1", shutdown_grace_seconds: 1 },
+    },
+  });
+  gateway = await startGateway({
+    env: {},
+    config,
+    logger: createLogger("info", sink),
+    print: () => {},
+  });
+  key = gateway.bootstrapKey!;
+});
+afterAll(() => gateway.close());
+
+const chat = (content: string) =>
+  fetch(`${gateway.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content }] }),
+  });
+
+describe("log lines", () => {
+  it("complete a request with who, what, where and how much — and never the key", async () => {
+    const response = await chat("log me");
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get("x-request-id");
+    await expect.poll(() => lines.find((line) => line.requestId === requestId)).toBeDefined();
+    const line = lines.find(
+      (each) => each.requestId === requestId && each.msg === "request completed",
+    );
+    expect(line).toMatchObject({
+      level: 30,
+      accountId: expect.stringMatching(/^acct_/),
+      keyId: expect.stringMatching(/^key_/),
+      model: "gpt-4o-mini",
+      vendor: "openai",
+      upstreamModel: "gpt-4o-mini",
+      path: "/v1/chat/completions",
+      status: 200,
+      inputTokens: expect.any(Number),
+      outputTokens: expect.any(Number),
+      costMicros: Number(response.headers.get("x-switchyard-cost-micros")),
+    });
+    expect(line!.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(JSON.stringify(lines)).not.toContain(key);
+  });
+
+  it("reports a vendor's failure as a warning with its status, without a stack trace", async () => {
+    const response = await chat("[[sandbox:status=503]] fail");
+    expect(response.status).toBe(502);
+    const requestId = response.headers.get("x-request-id");
+    await expect.poll(() => lines.find((line) => line.requestId === requestId)).toBeDefined();
+    const failures = lines.filter(
+      (line) => line.requestId === requestId && Number(line.level) >= 40,
+    );
+    expect(failures).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: "upstream failed",
+        code: "upstream_error",
+        status: 502,
+        upstreamStatus: 503,
+      }),
+    ]);
+    expect(JSON.stringify(failures)).not.toMatch(/"stack"|"err"/);
+  });
+});
