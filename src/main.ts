@@ -20,10 +20,11 @@ import {
   sandboxServesAll,
 } from "./catalog/index.ts";
 import { type Config, configFilePath, loadConfig } from "./config/index.ts";
+import { quotaDefaults } from "./core/quota-defaults.ts";
 import type { Services } from "./core/services.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
-import { createMemoryQuotas, createRedisQuotas, type QuotaDefaults } from "./limits/index.ts";
+import { createMemoryQuotas, createRedisQuotas } from "./limits/index.ts";
 import {
   type ChangeEvent,
   POLLED_CACHE_TTL_MS,
@@ -33,10 +34,11 @@ import {
   watchConfigFile,
 } from "./ops/change-feed.ts";
 import { describeListenError } from "./ops/listen-error.ts";
+import { openRedis } from "./ops/open-redis.ts";
 import { openGatewayStore } from "./ops/open-store.ts";
 import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
-import { connectRedis, type RedisConnection, randomBase62, type Store } from "./store/index.ts";
+import { type RedisConnection, randomBase62, type Store } from "./store/index.ts";
 import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
 import {
   checkWebhookUrl,
@@ -116,16 +118,6 @@ function loadCatalogFor(config: Config): CatalogData {
   });
 }
 
-/** The quota defaults of the `limits` settings (at start-up and on a reload). */
-export function quotaDefaults(limits: Config["limits"]): QuotaDefaults {
-  return {
-    defaultRpm: limits.default_rpm,
-    defaultTpm: limits.default_tpm,
-    defaultConcurrency: limits.default_concurrency,
-    leaseTtlMs: limits.lease_ttl_seconds * 1000,
-  };
-}
-
 /**
  * How long a key lookup is cached: as configured on a database only this process uses, or while
  * other instances' changes are heard of (Redis); otherwise a second, so a key revoked through
@@ -140,24 +132,6 @@ function keyCacheTtl(
   if ((store as Store & { dialect?: string }).dialect === "sqlite") return configured;
   const polled = Math.min(configured, POLLED_CACHE_TTL_MS);
   return () => (changesHeard?.() ? configured : polled);
-}
-
-/** Connects to Redis when `REDIS_URL` is set; an unreachable one is logged, and reconnected. */
-async function openRedis(config: Config, logger: Logger): Promise<RedisConnection | undefined> {
-  const url = config.redis.url;
-  if (!url) return undefined;
-  return connectRedis({
-    url,
-    prefix: config.redis.key_prefix,
-    commandTimeoutMs: config.redis.command_timeout_ms,
-    onStateChange: (up, error) =>
-      up
-        ? logger.info("Redis connection is up")
-        : logger.error(
-            { err: error?.message, policy: config.redis.on_unavailable },
-            "Redis connection lost: reconnecting",
-          ),
-  });
 }
 
 export async function buildServices(

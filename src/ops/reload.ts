@@ -6,9 +6,11 @@
  * logged as needing a restart and left as it was. A configuration or catalog that does not load
  * changes nothing and is logged as the reason.
  */
+
 import type { Logger } from "pino";
 import type { Catalog, CatalogData } from "../catalog/index.ts";
 import type { Config } from "../config/index.ts";
+import { quotaDefaults } from "../core/quota-defaults.ts";
 import type { Services } from "../core/services.ts";
 
 export interface ReloadTarget {
@@ -144,12 +146,7 @@ export function createReloader(target: ReloadTarget): { reload(): ReloadOutcome 
       current.catalog = next.catalog;
       current.model_aliases = next.model_aliases;
       current.limits = next.limits;
-      services.quotas.configure?.({
-        defaultRpm: next.limits.default_rpm,
-        defaultTpm: next.limits.default_tpm,
-        defaultConcurrency: next.limits.default_concurrency,
-        leaseTtlMs: next.limits.lease_ttl_seconds * 1000,
-      });
+      services.quotas.configure?.(quotaDefaults(next.limits));
       if (applied.length > 0) logger.info({ changes: applied }, "configuration reloaded");
       else logger.info("configuration reloaded: nothing changed");
       if (needsRestart.length > 0)
