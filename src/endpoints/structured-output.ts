@@ -3,66 +3,34 @@
  * The gateway's own check of a strict `json_schema` answer, shared by chat completions and
  * Responses. Vendors without OpenAI's constrained decoding (Anthropic's forced tool, Gemini's
  * `responseSchema`, other OpenAI-compatible vendors) do not guarantee the schema, so a whole
- * (non-streamed) answer is validated before it is delivered; one that does not match is a
+ * (non-streamed) answer is checked before it is delivered; one that does not match is a
  * `502 structured_output_invalid`, charged nothing, rather than an object the client's parser
- * throws on. The schema is compiled before the call, so one that cannot be compiled is a `400
- * invalid_json_schema` that costs no upstream call.
- *
- * What is checked: JSON Schema 2020-12 structure — types, `required`, `additionalProperties`,
- * `enum`/`const`, bounds, `$ref`/`$defs`. Not checked: `pattern` (a client-chosen regular
- * expression run over model-written text could stall the process) and `format`.
+ * throws on. The schema is looked over before the call, so one that cannot be checked (a `$ref`
+ * that leads nowhere) is a `400 invalid_json_schema` that costs no upstream call. The checker
+ * (`json-schema-check.ts`) interprets the schema with a step budget: no schema, however large,
+ * can hold the event loop.
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { GatewayError } from "../errors/index.ts";
 import type { ChatResponseFormat } from "../spec/index.ts";
+import { checkJsonSchema, schemaProblem } from "./json-schema-check.ts";
 
 export interface StructuredOutputCheck {
-  /** Why `text` is not an instance of the schema, or undefined when it is. */
+  /** Why `text` is not an instance of the schema, or undefined when it is (or is too large to check). */
   problem(text: string): string | undefined;
-}
-
-/** A regular-expression engine that accepts everything: patterns are not checked (see above). */
-const uncheckedPatterns = Object.assign(() => ({ test: () => true }), { code: "unchecked" });
-
-const ajv = new Ajv2020({
-  strict: false,
-  validateFormats: false,
-  allErrors: false,
-  code: { regExp: uncheckedPatterns },
-});
-
-/** Compiled validators by schema text: clients send the same schema request after request. */
-const compiled = new Map<string, ValidateFunction>();
-const CACHE_LIMIT = 256;
-
-function compile(schema: Record<string, unknown>): ValidateFunction {
-  // A dialect or id at the root would make the schema a registered document; neither matters here.
-  const { $schema: _dialect, $id: _id, ...body } = schema;
-  const key = JSON.stringify(body);
-  const known = compiled.get(key);
-  if (known) return known;
-  const validate = ajv.compile(body);
-  if (compiled.size >= CACHE_LIMIT) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(key, validate);
-  return validate;
 }
 
 /**
  * The check for a strict `json_schema` format, or undefined for any other format. Throws `400
- * invalid_json_schema` (naming `param`) for a schema that cannot be compiled.
+ * invalid_json_schema` (naming `param`) for a schema that cannot be checked.
  */
 export function structuredOutputCheck(
   format: ChatResponseFormat | undefined,
   param: string,
 ): StructuredOutputCheck | undefined {
   if (format?.type !== "json_schema" || format.strict !== true) return undefined;
-  let validate: ValidateFunction;
-  try {
-    validate = compile(format.schema);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new GatewayError("invalid_json_schema", { detail }, { param });
-  }
+  const { schema } = format;
+  const invalid = schemaProblem(schema);
+  if (invalid) throw new GatewayError("invalid_json_schema", { detail: invalid }, { param });
   return {
     problem(text) {
       let value: unknown;
@@ -71,9 +39,8 @@ export function structuredOutputCheck(
       } catch {
         return "the answer is not JSON";
       }
-      if (validate(value)) return undefined;
-      const [first] = validate.errors ?? [];
-      return first ? `${first.instancePath || "/"} ${first.message ?? "is invalid"}` : "invalid";
+      const outcome = checkJsonSchema(schema, value);
+      return outcome.kind === "invalid" ? outcome.problem : undefined;
     },
   };
 }
