@@ -220,7 +220,9 @@ export function schemaProblem(schema: unknown): string | undefined {
   while (pending.length > 0) {
     const { node, path } = pending.pop()!;
     if (Array.isArray(node)) {
-      node.forEach((each, index) => pending.push({ node: each, path: `${path}/${index}` }));
+      node.forEach((each, index) => {
+        pending.push({ node: each, path: `${path}/${index}` });
+      });
       continue;
     }
     if (!isSchema(node)) continue;
