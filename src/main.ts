@@ -9,7 +9,7 @@
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
-import { createAttemptLimiter, createAuthenticator } from "./auth/index.ts";
+import { type Authenticator, createAttemptLimiter, createAuthenticator } from "./auth/index.ts";
 import { createLedgerBilling, startInflightRecovery, warmTokenizer } from "./billing/index.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";
 import {
@@ -26,6 +26,7 @@ import type { Lifecycle } from "./endpoints/system/routes.ts";
 import { GatewayError } from "./errors/index.ts";
 import { createMemoryQuotas, createRedisQuotas } from "./limits/index.ts";
 import {
+  applyChange,
   type ChangeEvent,
   POLLED_CACHE_TTL_MS,
   publishingInvalidations,
@@ -333,6 +334,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   // Other instances' changes (ops/change-feed.ts); the handler is set once the reloader exists.
   const changes = {
     feed: silentChangeFeed(),
+    local: undefined as Authenticator | undefined,
     onEvent: (_event: ChangeEvent): void => {},
   };
   let url: string;
@@ -356,6 +358,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       changesHeard: () => changes.feed.live,
     });
     cleanups.push(async () => (services.quotas as { stop?: () => void }).stop?.());
+    // Events from other instances go to the local cache only: passing them to the publishing
+    // wrapper would send them back out, and instances would echo them to each other forever.
+    changes.local = services.authenticator;
     services.authenticator = publishingInvalidations(services.authenticator, () => changes.feed);
     if (redis) {
       changes.feed = await redisChangeFeed(redis, {
@@ -449,12 +454,12 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     buildCatalog: (next, nextData) => buildCatalog(next, nextData, env, started.sandboxUrl),
     loggers: [logger, app.log as unknown as Logger],
   });
-  changes.onEvent = (event) => {
-    if (event.type === "keys")
-      for (const hash of event.hashes) services.authenticator.invalidate(hash);
-    else if (event.type === "resync") services.authenticator.invalidateAll();
-    else if (!closing) reloader.reload();
-  };
+  changes.onEvent = applyChange({
+    authenticator: changes.local ?? services.authenticator,
+    reload: () => {
+      if (!closing) reloader.reload();
+    },
+  });
   const reload = () => {
     if (closing) return undefined;
     const outcome = reloader.reload();

@@ -33,6 +33,14 @@ describe("checkJsonSchema", () => {
     );
   });
 
+  it("compares enum and const objects by value, whatever their key order", () => {
+    const schema = { const: { a: 1, b: [2, { c: 3, d: 4 }] } };
+    expect(checkJsonSchema(schema, { b: [2, { d: 4, c: 3 }], a: 1 })).toEqual({ kind: "valid" });
+    expect(checkJsonSchema(schema, { a: 1, b: [2, { c: 3 }] }).kind).toBe("invalid");
+    expect(checkJsonSchema({ enum: [1, "1"] }, "1")).toEqual({ kind: "valid" });
+    expect(checkJsonSchema({ enum: [1] }, "1").kind).toBe("invalid");
+  });
+
   it("follows $ref into $defs, recursively", () => {
     const schema = {
       type: "object",

@@ -58,8 +58,20 @@ function hasType(value: unknown, type: unknown): boolean {
   }
 }
 
+/** JSON with object keys sorted: `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same value. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isSchema(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "null";
+}
+
 function equal(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  if (a === b) return true;
+  return typeof a === "object" && typeof b === "object" && canonical(a) === canonical(b);
 }
 
 function pointer(path: string): string {

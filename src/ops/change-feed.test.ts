@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  applyChange,
   type ChangeEvent,
   type ChangeFeed,
   publishingInvalidations,
@@ -41,5 +42,33 @@ describe("publishingInvalidations", () => {
     expect(authenticator.other()).toBe("kept");
     await Promise.resolve();
     expect(published).toEqual([{ type: "keys", hashes: ["h1", "h2"] }]);
+  });
+});
+
+describe("applyChange", () => {
+  it("drops another instance's keys from the local cache without publishing them again", async () => {
+    const dropped: string[] = [];
+    const published: ChangeEvent[] = [];
+    const local = {
+      invalidate: (hash: string) => dropped.push(hash),
+      invalidateAll: () => dropped.push("*"),
+    };
+    const shared = publishingInvalidations(local, () => ({
+      live: true,
+      publish: (event) => published.push(event),
+    }));
+    let reloads = 0;
+    const apply = applyChange({ authenticator: local, reload: () => reloads++ });
+    apply({ type: "keys", hashes: ["h1", "h2"] });
+    apply({ type: "resync" });
+    apply({ type: "reload" });
+    await Promise.resolve();
+    expect(dropped).toEqual(["h1", "h2", "*"]);
+    expect(reloads).toBe(1);
+    expect(published).toEqual([]);
+    // The wrapper, by contrast, publishes: it is for changes made here.
+    shared.invalidate("h3");
+    await Promise.resolve();
+    expect(published).toEqual([{ type: "keys", hashes: ["h3"] }]);
   });
 });

@@ -103,6 +103,23 @@ export function watchConfigFile(path: string, onChange: () => void, intervalMs =
 }
 
 /**
+ * What an instance does with another instance's event: drops the keys from `authenticator`'s
+ * cache (the local one, never the publishing wrapper, or the event would be sent on again),
+ * drops every cached key after a resync, or reloads.
+ */
+export function applyChange(target: {
+  authenticator: { invalidate(keyHash: string): void; invalidateAll(): void };
+  reload(): void;
+}): (event: ChangeEvent) => void {
+  return (event) => {
+    if (event.type === "keys")
+      for (const hash of event.hashes) target.authenticator.invalidate(hash);
+    else if (event.type === "resync") target.authenticator.invalidateAll();
+    else target.reload();
+  };
+}
+
+/**
  * `authenticator` whose invalidations are also published (batched per tick), so the other
  * instances drop the same cached keys.
  */
