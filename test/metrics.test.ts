@@ -59,9 +59,7 @@ describe("GET /metrics", () => {
     for (const key of [TOKEN, gateway.adminKey]) {
       const response = await gateway.request("/metrics", { key });
       expect(response.status).toBe(200);
-      expect(response.headers.get("content-type")).toBe(
-        "text/plain; version=0.0.4; charset=utf-8",
-      );
+      expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
       const exposition = parseExposition(await response.text());
       expect(exposition.types.get("switchyard_requests_total")).toBe("counter");
       expect(exposition.types.get("http_server_request_duration_seconds")).toBe("histogram");
@@ -122,8 +120,9 @@ describe("GET /metrics", () => {
       apiKey: "sk-not-a-key-at-all",
       maxRetries: 0,
     });
-    await expect(stranger.chat.completions.create({ model: "gpt-4o-mini", messages: [] })).rejects
-      .toMatchObject({ status: 401 });
+    await expect(
+      stranger.chat.completions.create({ model: "gpt-4o-mini", messages: [] }),
+    ).rejects.toMatchObject({ status: 401 });
 
     // The counters move when each response closes: wait for the last one.
     let after = await scrape(gateway);
@@ -227,7 +226,10 @@ describe("GET /metrics", () => {
 
     // Time to first byte: the one stream.
     expect(
-      delta("switchyard_time_to_first_byte_seconds_count", { endpoint: CHAT, model: "gpt-4o-mini" }),
+      delta("switchyard_time_to_first_byte_seconds_count", {
+        endpoint: CHAT,
+        model: "gpt-4o-mini",
+      }),
     ).toBe(1);
     expect(delta("switchyard_time_to_first_byte_seconds_count")).toBe(1);
 

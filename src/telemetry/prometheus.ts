@@ -275,7 +275,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     if (facts.costMicros > 0) charged.add(labels, facts.costMicros);
   }
 
-  return {
+  const metrics: GatewayMetrics = {
     httpRequestStarted(route) {
       httpActive.inc({ http_route: routeLabel(route) });
     },
@@ -358,6 +358,14 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+  // Empty until the circuit breaker registers its own reader under the same name.
+  metrics.addCollectedGauge({
+    name: "switchyard_upstream_circuit_state",
+    help: "Circuit state per upstream route: 0 closed, 1 half-open, 2 open.",
+    labelNames: ["vendor", "route"],
+    read: () => [],
+  });
+  return metrics;
 }
 
 async function answersWithin(probe: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {

@@ -88,7 +88,8 @@ function familyOf(name: string, types: Map<string, MetricType>): string | undefi
 export function parseExposition(text: string): Exposition {
   const types = new Map<string, MetricType>();
   const samples: Sample[] = [];
-  if (text.length > 0 && !text.endsWith("\n")) throw new Error("exposition must end with a newline");
+  if (text.length > 0 && !text.endsWith("\n"))
+    throw new Error("exposition must end with a newline");
   for (const line of text.split("\n")) {
     if (line === "") continue;
     if (line.startsWith("#")) {
