@@ -4,6 +4,8 @@
  * vendor, status and stream; upstream attempts and failures by vendor; tokens and cost equal to
  * the usage records; quota refusals; nothing left in flight or held.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -298,6 +300,85 @@ describe("metrics per gateway, a token-free listener, and switching metrics off"
       expect((await gateway.request("/metrics", { key: gateway.adminKey })).status).toBe(404);
       expect(gateway.services.metrics).toBeUndefined();
     } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe("video task and webhook metrics", () => {
+  it("count a finished task, its billed seconds and charge, and each webhook attempt", async () => {
+    const gateway = await startTestGateway({
+      config: {
+        tasks: { tick_ms: 20, poll_min_interval_ms: 20 },
+        webhooks: { allow_loopback: true, retry_base_ms: 50, retry_max_ms: 200 },
+      },
+    });
+    const answers = [500];
+    const receiver = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        response.statusCode = answers.shift() ?? 200;
+        response.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const { port } = receiver.address() as AddressInfo;
+    try {
+      const user = await createUser(gateway);
+      const before = await scrape(gateway, gateway.adminKey);
+      const submitted = await gateway.request("/v1/videos/generations", {
+        key: user.key,
+        json: {
+          model: "gen-video",
+          prompt: "waves [[sandbox:video-seconds=0.2]]",
+          duration: 2,
+          webhook_url: `http://127.0.0.1:${port}/hook`,
+        },
+      });
+      expect(submitted.status).toBe(202);
+      const { id } = (await submitted.json()) as { id: string };
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const task = (await (
+          await gateway.request(`/v1/videos/generations/${id}`, { key: user.key })
+        ).json()) as { webhook: { state: string } };
+        if (task.webhook.state === "delivered") break;
+        if (Date.now() > deadline) throw new Error(`task ${id} not delivered in time`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const after = await scrape(gateway, gateway.adminKey);
+      const delta = (name: string, labels: Record<string, string> = {}) =>
+        after.read(name, labels) - before.read(name, labels);
+      const labels = { model: "gen-video", vendor: "xai-video" };
+      const records = (
+        (await (await gateway.request("/v1/account/usage", { key: user.key })).json()) as {
+          data: Array<{ request_id: string; video_seconds: number; cost_micros: number }>;
+        }
+      ).data.filter((record) => record.request_id === id);
+      expect(records).toHaveLength(1);
+      expect(records[0]!.cost_micros).toBeGreaterThan(0);
+
+      expect(
+        delta("switchyard_requests_total", {
+          endpoint: "/v1/videos/generations",
+          model: "gen-video",
+          status_code: "202",
+        }),
+      ).toBe(1);
+      expect(delta("switchyard_upstream_attempts_total", { ...labels, outcome: "ok" })).toBe(1);
+      expect(delta("switchyard_video_tasks_finished_total", { status: "succeeded" })).toBe(1);
+      expect(delta("switchyard_video_tasks_finished_total")).toBe(1);
+      expect(delta("switchyard_video_seconds_total", labels)).toBe(records[0]!.video_seconds);
+      expect(Math.round(delta("switchyard_charged_usd_total", labels) * 1_000_000)).toBe(
+        records[0]!.cost_micros,
+      );
+      expect(delta("switchyard_webhook_attempts_total", { outcome: "failed" })).toBe(1);
+      expect(delta("switchyard_webhook_attempts_total", { outcome: "delivered" })).toBe(1);
+      expect(delta("switchyard_webhook_attempts_total", { outcome: "gave_up" })).toBe(0);
+      expect(after.read("switchyard_video_tasks", { state: "queued" })).toBe(0);
+      expect(after.read("switchyard_video_tasks", { state: "running" })).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
       await gateway.close();
     }
   });
