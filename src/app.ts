@@ -17,9 +17,11 @@ import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages
 import { registerModelRoutes } from "./endpoints/models/route.ts";
 import { registerResponsesRoutes } from "./endpoints/responses/route.ts";
 import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
+import { registerMetricsRoute } from "./endpoints/system/metrics-route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
 import { registerCors } from "./http/cors.ts";
+import { registerHttpMetrics } from "./http/http-metrics.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
 import { registerMcpRoutes } from "./mcp/routes.ts";
@@ -39,12 +41,15 @@ export function buildApp(
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,
     trustProxy: server.trust_proxy,
   });
+  if (services.metrics) registerHttpMetrics(app, services.metrics);
   if (server.cors_origins.length > 0) registerCors(app, server.cors_origins);
   app.decorate("routeDocs", []);
   app.decorate("modelEndpoints", createModelEndpointSet(services));
 
   // System
   registerSystemRoutes(app, services, lifecycle);
+  if (services.metrics && services.config.metrics.enabled)
+    registerMetricsRoute(app, services, services.metrics);
 
   // Model APIs
   registerModelEndpoint(app, services, chatCompletionsEndpoint);

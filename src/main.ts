@@ -6,6 +6,7 @@
  * bootstraps the first admin, and starts the HTTP server with a graceful drain and a SIGHUP
  * reload. Nothing else builds concrete services.
  */
+import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
@@ -34,7 +35,7 @@ import {
   silentChangeFeed,
   watchConfigFile,
 } from "./ops/change-feed.ts";
-import { describeListenError } from "./ops/listen-error.ts";
+import { describeListenError, ListenError } from "./ops/listen-error.ts";
 import { openRedis } from "./ops/open-redis.ts";
 import { openGatewayStore } from "./ops/open-store.ts";
 import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
@@ -47,6 +48,11 @@ import {
   newWebhookSecret,
   WebhookUrlError,
 } from "./tasks/webhooks/index.ts";
+import {
+  createPrometheusMetrics,
+  type GatewayMetrics,
+  startMetricsListener,
+} from "./telemetry/index.ts";
 
 export interface RunningGateway {
   url: string;
@@ -163,6 +169,7 @@ export async function buildServices(
     },
   );
   const providers = createProviderRegistry(http);
+  const metrics = config.metrics.enabled ? createMetrics(options.store, options.redis) : undefined;
   // The engine reads the catalog through the services, so a SIGHUP reload reaches it too.
   let services: Services | undefined;
   const videoTasks = createVideoTasks(config, {
@@ -171,6 +178,7 @@ export async function buildServices(
     providers,
     logger: options.logger,
     instanceId: options.instanceId,
+    metrics,
   });
   services = {
     config,
@@ -202,9 +210,24 @@ export async function buildServices(
       maxEntries: config.auth.attempt_tracking_max_entries,
     }),
     logger: options.logger,
+    ...(metrics ? { metrics } : {}),
     now: Date.now,
   };
   return services;
+}
+
+/** This gateway's own metrics registry, with the gauges read from the store and Redis. */
+function createMetrics(store: Store, redis: RedisConnection | undefined): GatewayMetrics {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return createPrometheusMetrics({
+    version: pkg.version,
+    // A primary-key lookup: answers whenever the database does.
+    probeStore: () => store.findAccountById("acc_metrics_probe"),
+    ...(redis ? { redisReady: () => redis.ready } : {}),
+    countUnfinishedVideoTasks: () => store.countUnfinishedVideoTasks(),
+  });
 }
 
 /** The video task engine and what the endpoints need of it. */
@@ -216,6 +239,7 @@ function createVideoTasks(
     providers: ReturnType<typeof createProviderRegistry>;
     logger: Logger;
     instanceId: string;
+    metrics: GatewayMetrics | undefined;
   },
 ): VideoTaskService {
   const tasks = config.tasks;
@@ -241,6 +265,7 @@ function createVideoTasks(
     logger: deps.logger,
     clock: Date.now,
     instanceId: deps.instanceId,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     options: {
       tickMs: tasks.tick_ms,
       pollMinIntervalMs: tasks.poll_min_interval_ms,
@@ -338,6 +363,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     onEvent: (_event: ChangeEvent): void => {},
   };
   let url: string;
+  let metricsUrl: string | undefined;
   let bootstrapKey: string | undefined;
   try {
     const sandbox = await startSandboxIfNeeded(config, data, env, logger);
@@ -394,6 +420,22 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.server.port;
     url = config.server.public_url ?? `http://${config.server.host}:${port}`;
+    if (config.metrics.listen && services.metrics) {
+      const address = config.metrics.listen;
+      const listener = await startMetricsListener(address, services.metrics, (error) =>
+        logger.error({ err: error }, "metrics collection failed"),
+      ).catch((error: unknown) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ListenError(
+          `Cannot listen for metrics on ${address} (metrics.listen): ${reason}`,
+          {
+            cause: error,
+          },
+        );
+      });
+      cleanups.push(listener.close);
+      metricsUrl = `${listener.url}/metrics`;
+    }
     // Only once the server listens, so a failed first start never hides the first key.
     bootstrapKey = await bootstrapAdmin(
       store,
@@ -412,6 +454,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   print(
     `  ${services.catalog.list().length} models; database ${store.dialect}; ${started.sandboxUrl ? `sandbox ${started.sandboxUrl}` : "no sandbox"}`,
   );
+  if (metricsUrl) print(`  metrics (no token) on ${metricsUrl}`);
   for (const line of routingBanner(services.catalog)) print(line);
   if (bootstrapKey) {
     print("First start: created the admin account admin@localhost. Its API key (shown once):");

@@ -44,6 +44,7 @@ const SERVICE_FOLDERS = [
   "spec",
   "store",
   "tasks",
+  "telemetry",
 ];
 
 /** Folders each folder may import (besides itself). */
@@ -59,6 +60,7 @@ const ALLOWED: Record<string, string[]> = {
   routing: ["catalog", "spec", "errors"],
   providers: ["spec", "catalog"],
   tasks: ["billing", "catalog", "spec", "store"],
+  telemetry: ["spec"],
   core: SERVICE_FOLDERS,
   // The HTTP transport sees what the core sees, and the core.
   http: ["core", ...SERVICE_FOLDERS],

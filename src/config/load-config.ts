@@ -57,6 +57,8 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   SWITCHYARD_SANDBOX_URL: ["sandbox", "url", String],
   SWITCHYARD_SANDBOX: ["sandbox", "mode", String],
   SWITCHYARD_REGISTRATION: ["registration", "enabled", envBoolean],
+  SWITCHYARD_METRICS_TOKEN: ["metrics", "token", String],
+  SWITCHYARD_METRICS_LISTEN: ["metrics", "listen", String],
 };
 
 /** Environment variables that override the file; returns which setting came from which. */

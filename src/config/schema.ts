@@ -245,6 +245,17 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    metrics: Type.Object(
+      {
+        /** Keep metrics and serve `GET /metrics` (an admin key or `token` required). */
+        enabled: Type.Boolean({ default: true }),
+        /** A bearer token that may read `/metrics` besides admin keys (a Prometheus server's). */
+        token: Type.Optional(Type.String({ minLength: 16 })),
+        /** `host:port` of a separate listener serving `/metrics` without a token; unset: none. */
+        listen: Type.Optional(Type.String({ minLength: 2 })),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /**
      * Requested model id → catalog model id, for clients that ask for models by their own names
      * (a coding assistant asking for `claude-opus-4-8`). Keys may end in `*` (`claude-*`).

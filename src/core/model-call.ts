@@ -11,7 +11,9 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Reservation, SettleDetails, Settlement } from "../billing/index.ts";
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
+import { GatewayError } from "../errors/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
+import { type GatewayMetrics, NO_METRICS, type RefusalKind } from "../telemetry/index.ts";
 import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
 import type { LongResult, ModelEndpoint } from "./operation.ts";
@@ -82,9 +84,23 @@ export function prepareModelEndpoint<S extends TSchema>(
   return {
     endpoint,
     validate,
-    call: (input) => runModelCall(services, endpoint, target, validate, input),
+    call: (input) =>
+      runModelCall(services, endpoint, target, validate, input).catch((error: unknown) => {
+        const refusal = GatewayError.isInstance(error) ? REFUSALS.get(error.code) : undefined;
+        if (refusal) (services.metrics ?? NO_METRICS).requestRefused(refusal);
+        throw error;
+      }),
   };
 }
+
+/** Error codes that refuse a request for a limit, by the kind the metrics count them under. */
+const REFUSALS = new Map<string, RefusalKind>([
+  ["rate_limited", "rpm"],
+  ["token_rate_limited", "tpm"],
+  ["concurrency_limited", "concurrency"],
+  ["quota_unavailable", "quota_unavailable"],
+  ["insufficient_balance", "balance"],
+]);
 
 async function runModelCall<S extends TSchema>(
   services: Services,
@@ -130,7 +146,7 @@ async function runModelCall<S extends TSchema>(
         model,
         endpoint: endpoint.path,
       });
-      reservation = held.reservation;
+      reservation = trackHold(held.reservation, services.metrics ?? NO_METRICS);
       body = held.body;
       outputCapLoweredTo = held.loweredTo;
     }
@@ -162,7 +178,7 @@ async function runModelCall<S extends TSchema>(
     };
     if (result.kind === "accepted") {
       head.status = result.status;
-      logCompleted(services, endpoint, input, model, served, head.status, ttfbMs, 0);
+      logCompleted(services, endpoint, input, model, served, head.status, ttfbMs, 0, false);
       lease.release();
       return { ...head, kind: "accepted", body: result.body, costMicros: 0 };
     }
@@ -179,6 +195,7 @@ async function runModelCall<S extends TSchema>(
         head.status,
         ttfbMs,
         charged.costMicros,
+        false,
       );
       lease.release();
       return { ...head, kind: "json", body, costMicros: charged.costMicros };
@@ -202,7 +219,7 @@ async function runModelCall<S extends TSchema>(
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
         const costMicros = settlement?.costMicros ?? 0;
-        logCompleted(services, endpoint, input, model, served, 200, ttfbMs, costMicros);
+        logCompleted(services, endpoint, input, model, served, 200, ttfbMs, costMicros, true);
         return costMicros;
       },
     };
@@ -218,10 +235,31 @@ interface Served {
   usage?: Usage;
 }
 
+/** The hold's gauge follows the reservation: opened now, closed by its settlement or release. */
+function trackHold(reservation: Reservation, metrics: GatewayMetrics): Reservation {
+  const micros = reservation.heldMicros;
+  if (micros <= 0) return reservation;
+  metrics.holdOpened(micros);
+  let open = true;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    metrics.holdClosed(micros);
+  };
+  return {
+    heldMicros: micros,
+    settle: (usage, details) => reservation.settle(usage, details).finally(close),
+    release: (reason) => reservation.release(reason).finally(close),
+    checkpoint: (usage) => reservation.checkpoint(usage),
+    beginDelivery: () => reservation.beginDelivery(),
+  };
+}
+
 /**
  * The one `info` line of a finished model request: who (account, key id — never the key),
  * what (model, the route's vendor and upstream model), how it went (status, latency, time to
- * first byte) and what it cost (tokens and other units, micro-USD).
+ * first byte) and what it cost (tokens and other units, micro-USD); and the same facts, without
+ * who, to the metrics.
  */
 function logCompleted(
   services: Services,
@@ -232,7 +270,17 @@ function logCompleted(
   status: number,
   ttfbMs: number,
   costMicros: number,
+  long: boolean,
 ): void {
+  (services.metrics ?? NO_METRICS).modelCallCompleted({
+    endpoint: endpoint.path,
+    model: model.id,
+    vendor: served.route?.vendor,
+    stream: long,
+    ttfbSeconds: ttfbMs / 1000,
+    usage: served.usage,
+    costMicros,
+  });
   const tokens = served.usage?.tokens;
   const media = served.usage?.media;
   services.logger.info(

@@ -12,6 +12,7 @@ import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { Store } from "../store/index.ts";
 import type { VideoTaskService } from "../tasks/index.ts";
+import type { GatewayMetrics } from "../telemetry/index.ts";
 
 export interface Services {
   config: Config;
@@ -26,6 +27,8 @@ export interface Services {
   /** The video task engine, as the video endpoints use it. */
   videoTasks: VideoTaskService;
   logger: Logger;
+  /** Where lifecycle points report metrics; absent means none are kept (`metricsOf`). */
+  metrics?: GatewayMetrics;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }

@@ -48,7 +48,7 @@ export function registerModelEndpoint<S extends TSchema>(
   app.route({
     method: endpoint.method,
     url: endpoint.path,
-    config: { dialect: dialectFor(endpoint, undefined) },
+    config: { dialect: dialectFor(endpoint, undefined), modelEndpoint: true },
     // A callback hook with a synchronous path for keys in the cache (the usual case).
     onRequest: (request, _reply, done) => {
       try {
@@ -72,14 +72,15 @@ export function registerModelEndpoint<S extends TSchema>(
       const caller =
         callers.get(request) ??
         (await services.authenticator.authenticateKey(readBearer(request.headers)));
-      if (typeof endpoint.dialect === "function") {
-        const name = (request.body as { model?: unknown } | undefined)?.model;
-        const model =
-          typeof name === "string"
-            ? services.catalog.resolve(name, caller.key.modelAliases)
-            : undefined;
-        request.dialect = endpoint.dialect(model);
-      }
+      const asked = request.body as { model?: unknown; stream?: unknown } | undefined;
+      const wanted = request.modelFacts !== undefined || typeof endpoint.dialect === "function";
+      const model =
+        wanted && typeof asked?.model === "string"
+          ? services.catalog.resolve(asked.model, caller.key.modelAliases)
+          : undefined;
+      if (request.modelFacts)
+        request.modelFacts = { id: model?.id, stream: asked?.stream === true };
+      if (typeof endpoint.dialect === "function") request.dialect = endpoint.dialect(model);
       const abort = new AbortController();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) abort.abort();
@@ -94,6 +95,8 @@ export function registerModelEndpoint<S extends TSchema>(
         via: "http",
         onSandboxRoute: () => reply.header(SANDBOX_HEADER, "true"),
       });
+      if (request.modelFacts)
+        request.modelFacts = { id: outcome.model.id, stream: outcome.kind === "long" };
       if (outcome.kind !== "long") {
         const charged = outcome.kind === "json" ? outcome.costMicros : undefined;
         return reply

@@ -31,6 +31,10 @@ declare module "fastify" {
   interface FastifyContextConfig {
     dialect?: ErrorDialect;
   }
+  interface FastifyRequest {
+    /** The error-catalogue code of the error this request was answered with (for metrics). */
+    errorCode?: string;
+  }
 }
 
 export interface HttpServerOptions extends ConnectionLimits {
@@ -141,6 +145,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       ? error
       : fromFrameworkError(error, request, options.bodyLimitBytes);
     const rendered = renderError(mapped ?? error, dialect, request.id);
+    request.errorCode = rendered.code;
     const upstream = upstreamCause(error);
     const vendorFailure =
       (upstream !== undefined || VENDOR_CODES.has(rendered.code)) &&
@@ -195,6 +200,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
           )
         : new GatewayError("not_found", { method: request.method, path });
     const rendered = renderError(error, "gateway", request.id);
+    request.errorCode = rendered.code;
     if (!request.raw.complete) closeAfterEarlyAnswer(request, reply);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });

@@ -14,13 +14,63 @@ export interface AttemptLog {
   ok: boolean;
   /** The upstream failure, when the route's upstream answered with one (or could not be reached). */
   error?: UpstreamError;
+  /** True when the route was passed over for want of an adapter (`provider_not_configured`). */
+  unserved?: boolean;
   durationMs: number;
+}
+
+/** How an attempt ended, for the metrics (`switchyard_upstream_attempts_total{outcome}`). */
+export type AttemptOutcome =
+  | "ok"
+  | "timeout"
+  | "connect_error"
+  | "rate_limited"
+  | "server_error"
+  | "client_error"
+  | "protocol_error"
+  | "aborted"
+  | "not_configured"
+  | "circuit_open"
+  | "internal_error";
+
+/** What `logAttempts` reports to (the gateway's metrics satisfy it). */
+export interface AttemptMetrics {
+  upstreamAttempt(facts: {
+    vendor: string;
+    model: string;
+    outcome: AttemptOutcome;
+    seconds: number;
+  }): void;
+  upstreamFallback(facts: { model: string; fromVendor: string; toVendor: string }): void;
+}
+
+export function attemptOutcome(attempt: AttemptLog): AttemptOutcome {
+  if (attempt.ok) return "ok";
+  if (attempt.unserved) return "not_configured";
+  const error = attempt.error;
+  if (!error) return "internal_error";
+  switch (error.kind) {
+    case "timeout":
+      return "timeout";
+    case "connect":
+      return "connect_error";
+    case "aborted":
+      return "aborted";
+    case "protocol":
+    case "too_large":
+      return "protocol_error";
+    default:
+      if (error.status === 429) return "rate_limited";
+      return error.status !== undefined && error.status < 500 ? "client_error" : "server_error";
+  }
 }
 
 /** What `logAttempts` needs of a request (an endpoint's `OperationContext` has it all). */
 export interface AttemptContext {
   requestId: string;
-  services: { logger: AttemptLogger };
+  /** The catalog model called (labels the attempt metrics). */
+  model?: { id: string };
+  services: { logger: AttemptLogger; metrics?: AttemptMetrics | undefined };
   /** Told of each route whose upstream was called (it succeeded or failed upstream). */
   routeCalled?(route: ResolvedRoute): void;
 }
@@ -32,11 +82,27 @@ export interface AttemptLogger {
 
 /**
  * The `onAttempt` callback every endpoint uses: one debug line per attempt, with the request id,
- * and `routeCalled` for each route whose upstream was called.
+ * `routeCalled` for each route whose upstream was called, and each attempt (and each move to a
+ * next route) told to the metrics.
  */
 export function logAttempts(context: AttemptContext) {
+  const metrics = context.services.metrics;
+  const model = context.model?.id ?? "unknown";
+  let failedVendor: string | undefined;
   return (attempt: AttemptLog): void => {
     if (attempt.ok || attempt.error) context.routeCalled?.(attempt.route);
+    if (metrics) {
+      const vendor = attempt.route.vendor;
+      if (failedVendor !== undefined)
+        metrics.upstreamFallback({ model, fromVendor: failedVendor, toVendor: vendor });
+      failedVendor = attempt.ok ? undefined : vendor;
+      metrics.upstreamAttempt({
+        vendor,
+        model,
+        outcome: attemptOutcome(attempt),
+        seconds: attempt.durationMs / 1000,
+      });
+    }
     context.services.logger.debug(
       {
         requestId: context.requestId,
@@ -86,10 +152,16 @@ export async function attemptRoutes<T>(
       return result;
     } catch (error) {
       const upstream = UpstreamError.isInstance(error) ? error : undefined;
-      onAttempt?.({ route, ok: false, error: upstream, durationMs: performance.now() - started });
       // A route this deployment has no adapter for is passed over like a failed one: a later
       // route may serve the model.
       const unserved = GatewayError.isInstance(error) && error.code === "provider_not_configured";
+      onAttempt?.({
+        route,
+        ok: false,
+        error: upstream,
+        ...(unserved ? { unserved } : {}),
+        durationMs: performance.now() - started,
+      });
       if (!upstream?.retryable && !unserved) throw error;
       lastError = error;
     }

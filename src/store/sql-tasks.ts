@@ -297,6 +297,18 @@ export function sqlTaskStore(
       return rows.map(fromRow);
     },
 
+    async countUnfinishedVideoTasks() {
+      const rows = await db
+        .selectFrom("video_tasks")
+        .select(["status", (eb) => eb.fn.countAll<number | string>().as("count")])
+        .where("status", "in", ["queued", "running"])
+        .groupBy("status")
+        .execute();
+      const counts = { queued: 0, running: 0 };
+      for (const row of rows) counts[row.status as keyof typeof counts] = Number(row.count);
+      return counts;
+    },
+
     claimDueWebhooks(now, owner, leaseMs, limit) {
       return claim(
         (at) =>

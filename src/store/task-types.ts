@@ -164,6 +164,8 @@ export interface TaskStore {
     record: UsageRecord,
     result: { billedSeconds: number | null; reason: string | null },
   ): Promise<void>;
+  /** How many tasks are queued and running now (one indexed count, for the metrics). */
+  countUnfinishedVideoTasks(): Promise<{ queued: number; running: number }>;
   /** Tasks whose final state was recorded but whose charge or release was not (a crash). */
   listFinalizingVideoTasks(limit: number): Promise<VideoTask[]>;
   /** Leases tasks whose webhook is due to `owner` (as `claimDueVideoTasks`). */

@@ -49,16 +49,22 @@ function record(task: VideoTask, now: number): UsageRecord {
   };
 }
 
+/** What a settlement charged: seconds of video and micro-USD (both 0 for a release). */
+export interface TaskCharge {
+  seconds: number;
+  costMicros: number;
+}
+
 /**
  * Charges or releases a task that reached its final state (billing state `finalizing`).
- * Idempotent: a task already settled is left alone.
+ * Idempotent: a task already settled is left alone. Returns what it charged.
  */
 export async function settleFinishedTask(
   store: TaskStore,
   task: VideoTask,
   model: CatalogModel | undefined,
   now: number,
-): Promise<void> {
+): Promise<TaskCharge> {
   // Until the charge, `billedSeconds` holds what the vendor reported (finishVideoTask).
   const reportedSeconds = task.billedSeconds ?? undefined;
   const usageRecord = record(task, now);
@@ -67,7 +73,7 @@ export async function settleFinishedTask(
       billedSeconds: null,
       reason: model ? `video task ${task.status}` : "model no longer in the catalog",
     });
-    return;
+    return { seconds: 0, costMicros: 0 };
   }
   const seconds = billedSeconds(task, reportedSeconds);
   const usage: Usage = {
@@ -93,4 +99,5 @@ export async function settleFinishedTask(
       reason: seconds === task.durationSeconds ? null : `vendor reported ${seconds} s`,
     },
   );
+  return { seconds, costMicros: priced.costMicros };
 }

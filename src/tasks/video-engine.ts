@@ -11,7 +11,7 @@ import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { FINAL_VIDEO_STATUSES, UpstreamError, type VideoModel } from "../spec/index.ts";
 import type { TaskStore, VideoTask } from "../store/index.ts";
 import { nextPollDelayMs, VendorRateLimits } from "./poll-schedule.ts";
-import { settleFinishedTask } from "./settle-task.ts";
+import { settleFinishedTask, type TaskCharge } from "./settle-task.ts";
 import { renderVideoTask } from "./task-record.ts";
 
 export interface VideoEngineOptions {
@@ -52,6 +52,18 @@ export interface WebhookDispatcher {
   newSecret(): string;
 }
 
+/** What the engine tells the metrics (the gateway's metrics satisfy it). */
+export interface TaskMetrics {
+  videoTaskFinished(facts: { status: string }): void;
+  videoTaskSettled(facts: {
+    model: string;
+    vendor: string;
+    seconds: number;
+    costMicros: number;
+  }): void;
+  webhookAttempt(outcome: "delivered" | "failed" | "gave_up"): void;
+}
+
 export interface VideoEngineDeps {
   store: TaskStore;
   models: { get(id: string): CatalogModel | undefined };
@@ -65,6 +77,7 @@ export interface VideoEngineDeps {
   /** Names this instance in leases. */
   instanceId: string;
   options: VideoEngineOptions;
+  metrics?: TaskMetrics;
 }
 
 export interface VideoEngine {
@@ -101,9 +114,9 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  async function settle(task: VideoTask): Promise<void> {
+  async function settle(task: VideoTask): Promise<TaskCharge> {
     const current = (await store.findVideoTaskById(task.id)) ?? task;
-    await settleFinishedTask(store, current, deps.models.get(current.model), clock());
+    return settleFinishedTask(store, current, deps.models.get(current.model), clock());
   }
 
   async function finishWith(
@@ -112,7 +125,14 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   ): Promise<boolean> {
     const won = await store.finishVideoTask(task.id, outcome);
     if (won) {
-      await settle(task);
+      const charge = await settle(task);
+      deps.metrics?.videoTaskFinished({ status: outcome.status });
+      if (charge.seconds > 0 || charge.costMicros > 0)
+        deps.metrics?.videoTaskSettled({
+          model: task.model,
+          vendor: task.route.split(":")[0] ?? "unknown",
+          ...charge,
+        });
       logger.info(
         { taskId: task.id, model: task.model, status: outcome.status },
         "video task finished",
@@ -223,6 +243,9 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
         ? { state: "failed" as const, nextAt: null }
         : { state: "pending" as const, nextAt: now + deps.webhooks.retryDelayMs(attempts) };
     await store.recordWebhookAttempt(task.id, attempt, next);
+    deps.metrics?.webhookAttempt(
+      result.ok ? "delivered" : next.state === "failed" ? "gave_up" : "failed",
+    );
   }
 
   async function tick(): Promise<void> {

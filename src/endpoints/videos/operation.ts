@@ -11,7 +11,7 @@ import { priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { orderRoutes } from "../../routing/index.ts";
+import { logAttempts, orderRoutes } from "../../routing/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { renderVideoTask, routeKey } from "../../tasks/index.ts";
@@ -135,10 +135,15 @@ export async function submitVideoTask(
   const task = created.task;
   let submission: Awaited<ReturnType<typeof vendor.submit>>;
   context.routeCalled(route);
+  const logAttempt = logAttempts(context);
+  const started = performance.now();
   try {
     // Not tied to the client's connection: once the vendor may have the task, it is followed.
     submission = await vendor.submit({ upstreamModel: route.upstreamModel, body: plan.vendorBody });
+    logAttempt({ route, ok: true, durationMs: performance.now() - started });
   } catch (error) {
+    const upstream = UpstreamError.isInstance(error) ? error : undefined;
+    logAttempt({ route, ok: false, error: upstream, durationMs: performance.now() - started });
     await services.store.releaseIdempotencyKey(task.id);
     await services.videoTasks.finish(task, "failed", vendorError(error));
     throw error;
