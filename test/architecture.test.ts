@@ -51,7 +51,7 @@ const SERVICE_FOLDERS = [
 const ALLOWED: Record<string, string[]> = {
   spec: [],
   errors: [],
-  store: [],
+  store: ["errors"],
   catalog: [],
   config: ["catalog"],
   auth: ["store", "errors"],
