@@ -77,13 +77,20 @@ export async function measureLoad(
 
 const probe = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
 
-/** Sends `count` requests one after another and returns their latencies in milliseconds. */
+export interface LatencySample {
+  /** Until the whole answer was read, in milliseconds. */
+  total: number;
+  /** Until the first byte of the answer's body arrived, in milliseconds. */
+  firstByte: number;
+}
+
+/** Sends `count` requests one after another and times each one. */
 export async function sampleLatency(
   target: Target,
   body: string,
   count: number,
-): Promise<number[]> {
-  const samples: number[] = [];
+): Promise<LatencySample[]> {
+  const samples: LatencySample[] = [];
   for (let index = 0; index < count; index++) {
     const started = performance.now();
     const response = await request(target.url, {
@@ -92,10 +99,12 @@ export async function sampleLatency(
       body,
       dispatcher: probe,
     });
-    await response.body.text();
+    let firstByte = Number.NaN;
+    for await (const _chunk of response.body)
+      if (Number.isNaN(firstByte)) firstByte = performance.now() - started;
     if (response.statusCode !== 200)
       throw new Error(`${target.name} answered ${response.statusCode}`);
-    samples.push(performance.now() - started);
+    samples.push({ total: performance.now() - started, firstByte });
   }
   return samples;
 }

@@ -3,18 +3,20 @@
  * `npm run bench`: measures chat completions (non-stream and stream) against the sandbox called
  * directly, a bare undici pass-through proxy (the floor any Node gateway can reach), and
  * Switchyard with auth, quotas and billing on. Each server runs in its own process; the load
- * generator runs in this one. The machine is shared and noisy, so the targets are measured in
- * interleaved rounds and every figure is the median over rounds; the ratio to the floor is taken
- * within each round, between measurements seconds apart. Prints the tables and writes
+ * generator runs in this one, pinned to its own core or sharing all of them (bench/placement.ts;
+ * both by default). The machine is shared and noisy, so the targets are measured in interleaved
+ * rounds and every figure is the median over rounds; the ratio to the floor is taken within each
+ * round, between measurements seconds apart. Prints the tables and writes
  * docs/performance-latest.md.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { cpus as cpuList, tmpdir, totalmem as totalMemory } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   chatBody,
+  type LatencySample,
   type LoadResult,
   measureLoad,
   median,
@@ -22,22 +24,25 @@ import {
   sampleLatency,
   type Target,
 } from "./measure.ts";
+import { type Placement, placeLoadGenerator, placementsToRun, serverCommand } from "./placement.ts";
+import { type BenchShape, formatTables, type Mode, type Summary, writeReport } from "./report.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 10);
-const LATENCY_REQUESTS = Number(process.env.BENCH_LATENCY_REQUESTS ?? 100);
+const SHAPE: BenchShape = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 3),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  latencyRounds: Number(process.env.BENCH_LATENCY_ROUNDS ?? 10),
+  latencyRequests: Number(process.env.BENCH_LATENCY_REQUESTS ?? 100),
+};
 const ADMIN_KEY = `sk-${"Bench".repeat(10)}`;
-const TARGET_RATIO = 0.7;
 /** `start --workers N` for the gateway (needs `BENCH_DATABASE_URL`, a PostgreSQL database). */
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL;
-const TARGET_ADDED_P50_MS = 1;
 
-function start(args: string[], env: Record<string, string>, banner: RegExp) {
-  const child = spawn(process.execPath, args, {
+function start(placement: Placement, args: string[], env: Record<string, string>, banner: RegExp) {
+  const { command, args: fullArgs } = serverCommand(placement, args);
+  const child = spawn(command, fullArgs, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -55,37 +60,22 @@ function start(args: string[], env: Record<string, string>, banner: RegExp) {
   });
 }
 
-type Mode = "non-stream" | "stream";
-
-interface Summary {
-  target: string;
-  mode: Mode;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  cpu?: number;
-  /** Median over rounds of this target's requests/s divided by the floor's in the same round. */
-  ratio: number;
-  idleP50: number;
-  idleP99: number;
-}
-
 async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
   const body = chatBody(mode === "stream");
-  for (const target of targets) await measureLoad(target, body, CONNECTIONS, 2); // warm-up
+  const { connections, seconds } = SHAPE;
+  for (const target of targets) await measureLoad(target, body, connections, 2); // warm-up
   const rounds: LoadResult[][] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < SHAPE.rounds; round++) {
     const results: LoadResult[] = [];
     for (const target of targets)
-      results.push(await measureLoad(target, body, CONNECTIONS, SECONDS));
+      results.push(await measureLoad(target, body, connections, seconds));
     rounds.push(results);
-    process.stdout.write(`  ${mode} round ${round + 1}/${ROUNDS} done\n`);
+    process.stdout.write(`  ${mode} round ${round + 1}/${SHAPE.rounds} done\n`);
   }
-  const latencies = targets.map(() => [] as number[]);
-  for (let round = 0; round < LATENCY_ROUNDS; round++) {
+  const latencies = targets.map(() => [] as LatencySample[]);
+  for (let round = 0; round < SHAPE.latencyRounds; round++) {
     for (const [index, target] of targets.entries())
-      latencies[index]!.push(...(await sampleLatency(target, body, LATENCY_REQUESTS)));
+      latencies[index]!.push(...(await sampleLatency(target, body, SHAPE.latencyRequests)));
   }
   const floorIndex = targets.findIndex((target) => target.name.startsWith("floor"));
   return targets.map((target, index) => {
@@ -93,6 +83,7 @@ async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
     const cpu = mine.flatMap((result) =>
       result.cpuMicrosPerRequest === undefined ? [] : [result.cpuMicrosPerRequest],
     );
+    const totals = latencies[index]!.map((sample) => sample.total);
     return {
       target: target.name,
       mode,
@@ -102,57 +93,11 @@ async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
       errors: mine.reduce((sum, result) => sum + result.errors, 0),
       cpu: cpu.length ? median(cpu) : undefined,
       ratio: median(rounds.map((results) => results[index]!.rps / results[floorIndex]!.rps)),
-      idleP50: percentile(latencies[index]!, 0.5),
-      idleP99: percentile(latencies[index]!, 0.99),
+      idleP50: percentile(totals, 0.5),
+      idleP99: percentile(totals, 0.99),
+      idleFirstByte: median(latencies[index]!.map((sample) => sample.firstByte)),
     };
   });
-}
-
-function formatTables(rows: Summary[]): string {
-  const floorOf = (row: Summary) =>
-    rows.find((other) => other.mode === row.mode && other.target.startsWith("floor"))!;
-  const signed = (value: number, digits: number) =>
-    `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`;
-  const load = [
-    `Under load (${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s):`,
-    "",
-    "| target | mode | requests/s | vs floor | p50 ms | p99 ms | errors | CPU µs/request |",
-    "|---|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map(
-      (row) =>
-        `| ${row.target} | ${row.mode} | ${row.rps} | ${Math.round(row.ratio * 100)} % | ${row.p50} | ${row.p99} | ${row.errors} | ${row.cpu ?? "–"} |`,
-    ),
-  ];
-  const idle = [
-    `One request at a time (${LATENCY_ROUNDS} interleaved rounds × ${LATENCY_REQUESTS} requests each):`,
-    "",
-    "| target | mode | p50 ms | p99 ms | p50 added to floor |",
-    "|---|---|---:|---:|---:|",
-    ...rows.map(
-      (row) =>
-        `| ${row.target} | ${row.mode} | ${row.idleP50.toFixed(2)} | ${row.idleP99.toFixed(2)} | ${signed(row.idleP50 - floorOf(row).idleP50, 2)} ms |`,
-    ),
-  ];
-  const gateway = rows.find((row) => row.target === "switchyard" && row.mode === "non-stream")!;
-  const added = gateway.idleP50 - floorOf(gateway).idleP50;
-  const verdict = [
-    `Non-stream requests/s vs floor: ${Math.round(gateway.ratio * 100)} % (target ≥ ${TARGET_RATIO * 100} %): ${gateway.ratio >= TARGET_RATIO ? "met" : "NOT met"}.`,
-    `Non-stream p50 added to the floor: ${signed(added, 2)} ms (target ≤ ${TARGET_ADDED_P50_MS} ms): ${added <= TARGET_ADDED_P50_MS ? "met" : "NOT met"}.`,
-  ];
-  return [...load, "", ...idle, "", ...verdict].join("\n");
-}
-
-function writeReport(tables: string): void {
-  const cpu = cpuList()[0]?.model ?? "unknown CPU";
-  const machine = `${cpuList().length} × ${cpu}, ${Math.round(totalMemory() / 2 ** 30)} GiB, Node ${process.version}`;
-  const path = join(ROOT, "docs", "performance-latest.md");
-  writeFileSync(
-    path,
-    `# Latest benchmark run\n\nWritten by \`npm run bench\` on ${new Date().toISOString()}.\n\n` +
-      `Machine: ${machine}. Every server in its own process, the load generator in the bench ` +
-      `process, all on the same cores.\n\n${tables}\n`,
-  );
-  process.stdout.write(`\nwritten to ${path}\n`);
 }
 
 /**
@@ -182,16 +127,21 @@ async function createQuotaKey(gatewayUrl: string): Promise<string> {
   return key.key;
 }
 
-async function main() {
+/** Starts the sandbox, the floor and a gateway under `placement`, measures, and stops them. */
+async function runPlacement(placement: Placement): Promise<string> {
+  placeLoadGenerator(placement);
+  process.stdout.write(`placement: ${placement}\n`);
   const children: ChildProcess[] = [];
   try {
     const sandbox = await start(
+      placement,
       ["bin/switchyard.js", "sandbox", "--port", "0"],
       {},
       /listening on (http:\/\/\S+)/,
     );
     children.push(sandbox.child);
     const floor = await start(
+      placement,
       [
         "--import",
         "tsx",
@@ -206,6 +156,7 @@ async function main() {
     );
     children.push(floor.child);
     const gateway = await start(
+      placement,
       ["bin/switchyard.js", "start", "--workers", String(WORKERS)],
       {
         PORT: "0",
@@ -219,6 +170,7 @@ async function main() {
     );
     children.push(gateway.child);
     const benchKey = await createQuotaKey(gateway.url);
+    // Under taskset the server is the child of `taskset`, which execs it: the same pid.
     const targets: Target[] = [
       {
         name: "sandbox (direct)",
@@ -244,13 +196,21 @@ async function main() {
       ...(await measureMode(targets, "non-stream")),
       ...(await measureMode(targets, "stream")),
     ];
-    const tables = formatTables(rows);
-    process.stdout.write(`\n${tables}\n`);
-    // The report is the default set-up's; a workers or PostgreSQL run only prints its tables.
-    if (WORKERS === 1 && DATABASE_URL === undefined) writeReport(tables);
+    return formatTables(placement, rows, SHAPE);
   } finally {
     for (const child of children) child.kill("SIGTERM");
   }
+}
+
+async function main() {
+  const sections: string[] = [];
+  for (const placement of placementsToRun()) {
+    const tables = await runPlacement(placement);
+    process.stdout.write(`\n${tables}\n\n`);
+    sections.push(tables);
+  }
+  // The report is the default set-up's; a workers or PostgreSQL run only prints its tables.
+  if (WORKERS === 1 && DATABASE_URL === undefined) writeReport(ROOT, sections);
 }
 
 await main();
