@@ -10,7 +10,7 @@ import type { StreamFrame } from "../core/operation.ts";
 export type SseFrame = StreamFrame;
 
 export function formatSseFrame(frame: SseFrame): string {
-  const data = frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data);
+  const data = frame.json ?? (frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data));
   return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
 }
 
