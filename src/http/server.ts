@@ -147,7 +147,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const rendered = renderError(mapped ?? error, dialect, request.id);
     request.errorCode = rendered.code;
     const upstream = upstreamCause(error);
+    // The client went away while the upstream was still answering: nobody's failure to report.
+    const clientGone = upstream?.kind === "aborted";
     const vendorFailure =
+      !clientGone &&
       (upstream !== undefined || VENDOR_CODES.has(rendered.code)) &&
       (rendered.status >= 500 || rendered.status === 429);
     if (vendorFailure)
@@ -164,6 +167,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
         },
         "upstream failed",
       );
+    else if (clientGone)
+      request.log.info({ requestId: request.id, code: rendered.code }, "client closed the request");
     else if (rendered.status >= 500)
       request.log.error({ err: error, requestId: request.id }, "request failed");
     else
