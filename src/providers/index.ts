@@ -9,3 +9,8 @@ export {
   type UpstreamTimeouts,
 } from "./kit/http-client.ts";
 export { createProviderRegistry, type ProviderRegistry } from "./registry.ts";
+export {
+  bindUpstreamContext,
+  shareUpstreamContext,
+  type UpstreamContext,
+} from "./kit/upstream-context.ts";
