@@ -214,6 +214,43 @@ describe("tracing on", () => {
   });
 });
 
+describe("tracing on, video tasks", () => {
+  const exporter = new InMemorySpanExporter();
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({ spanExporter: exporter });
+  });
+  afterAll(() => gateway.close());
+
+  it("traces a task's submission and sends its traceparent to the vendor", async () => {
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const response = await gateway.request("/v1/videos/generations", {
+      key: gateway.adminKey,
+      headers: { traceparent: `00-${traceId}-${PARENT_ID}-01` },
+      json: {
+        model: "motion2.6-t2v",
+        duration: 5,
+        resolution: "720p",
+        input: { prompt: "a lighthouse at dusk [[sandbox:video-seconds=0.4]]" },
+      },
+    });
+    expect(response.status).toBe(202);
+    const spans = await spansOf(exporter, traceId);
+    const server = spans.find((span) => span.kind === SpanKind.SERVER)!;
+    const [attempt, ...others] = spans.filter((span) => span.kind === SpanKind.CLIENT);
+    expect(others).toEqual([]);
+    expect(attempt!.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(attempt!.attributes).toMatchObject({
+      "gen_ai.operation.name": "generate_content",
+      "gen_ai.output.type": "video",
+      "switchyard.outcome": "ok",
+    });
+    const [call] = await upstreamCallsOf(gateway, response.headers.get("x-request-id")!);
+    expect(call!.headers.traceparent).toBe(`00-${traceId}-${attempt!.spanContext().spanId}-01`);
+  });
+});
+
 describe("tracing off", () => {
   let gateway: TestGateway;
 

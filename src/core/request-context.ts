@@ -9,10 +9,20 @@
  * with tracing off a client's well-formed `traceparent`/`tracestate` is passed on unchanged.
  */
 import type { ResolvedRoute } from "../catalog/index.ts";
-import { bindUpstreamContext } from "../providers/index.ts";
+import { bindUpstreamContext, shareUpstreamContext } from "../providers/index.ts";
 import { passThroughTraceHeaders, type RequestTrace } from "../telemetry/index.ts";
 
 export { shareUpstreamContext } from "../providers/index.ts";
+
+/**
+ * A signal that is never aborted but carries `signal`'s upstream headers: for a call that must
+ * not end with the client's connection (a video task's submission) yet belongs to its request.
+ */
+export function detachedSignal(signal: AbortSignal): AbortSignal {
+  const detached = new AbortController().signal;
+  shareUpstreamContext(signal, detached);
+  return detached;
+}
 
 /** What `bindRequestContext` needs of a model request. */
 export interface RequestContextInput {
