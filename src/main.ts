@@ -537,13 +537,15 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   const reload = () => {
     if (closing) return undefined;
-    const outcome = reloader.reload();
+    const outcome = reloader.reload({ actor: { type: "signal" }, reason: "SIGHUP" });
     if (outcome) changes.feed.publish({ type: "reload" });
     return outcome;
   };
   if (!config.redis.url && store.dialect !== "sqlite") {
     // Several instances and no Redis to tell them: each one watches its configuration file.
-    const stop = watchConfigFile(configFilePath(env), () => reloader.reload());
+    const stop = watchConfigFile(configFilePath(env), () =>
+      reloader.reload({ actor: { type: "system" }, reason: "configuration file changed" }),
+    );
     cleanups.push(async () => stop());
   }
   return {

@@ -14,6 +14,7 @@ import {
 } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { anonymousOrigin, auditOrigin, passwordOrigin } from "../../http/audit-origin.ts";
 import { registerRoute } from "../../http/route.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
@@ -62,8 +63,15 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         balanceMicros: services.config.registration.signup_credit_micros,
         reason: "signup credit",
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: anonymousOrigin(request),
       });
-      const { key, record } = await issueKey(services.store, account.id, { name: "default" });
+      const { key, record } = await issueKey(
+        services.store,
+        account.id,
+        { name: "default" },
+        undefined,
+        anonymousOrigin(request),
+      );
       return { account: describeAccount(account), key, api_key: describeKey(record) };
     },
   });
@@ -88,11 +96,10 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       const token = `${SESSION_PREFIX}${randomBase62(40)}`;
       const ttl = services.config.auth.session_ttl_seconds;
       const expiresAt = services.now() + ttl * 1000;
-      await services.store.createSession({
-        tokenHash: hashSecret(token),
-        accountId: account.id,
-        expiresAt,
-      });
+      await services.store.createSession(
+        { tokenHash: hashSecret(token), accountId: account.id, expiresAt },
+        passwordOrigin(request, account),
+      );
       return {
         token,
         token_type: "bearer",
@@ -134,7 +141,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     auth: "account",
     body: KeyOptions,
     successStatus: 201,
-    async handler({ caller, body }) {
+    async handler({ caller, body, request }) {
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
       const input = limitToCallerKey({ ...body, models, model_aliases }, caller.key);
@@ -143,6 +150,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         caller.accountId,
         input,
         generateApiKey(),
+        auditOrigin(request, caller),
       );
       return { ...describeKey(record), key };
     },
@@ -155,10 +163,16 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       "Revoke a key and every key minted below it; they stop working at once. A key may revoke itself and the keys below it.",
     tags: ["account"],
     auth: "account",
-    async handler({ caller, params }) {
+    async handler({ caller, params, request }) {
       const existing = await findManagedKey(services.store, caller, params.id ?? "");
       return describeKey(
-        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+        await revokeKeyTree(
+          services.store,
+          services.authenticator,
+          existing,
+          services.now(),
+          auditOrigin(request, caller),
+        ),
       );
     },
   });
