@@ -7,6 +7,7 @@ import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { sqlAuditStore } from "./sql-audit.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
+import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
@@ -48,7 +49,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
         const account = await accounts.findAccountById(id);
         return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
       },
-      async listAccounts(page: { limit: number; offset: number }) {
+      async listAccounts(page: { limit: number; offset: number; emailContains?: string }) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,
@@ -61,6 +62,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
     ...sqlAuditStore(handle.db, handle.transactions),
+    ...sqlCreditCodeStore(handle.db, handle.transactions),
     close: () => handle.close(),
   };
 }

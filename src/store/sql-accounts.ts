@@ -3,7 +3,7 @@
  * Accounts, API keys and login sessions over Kysely. A change given an `AuditOrigin` writes its
  * audit event in the same transaction.
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
 import type { AuditOrigin } from "./audit-types.ts";
 import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
@@ -72,6 +72,19 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     createdAt: Number(row.created_at),
     parentKeyId: row.parent_key_id ?? null,
   };
+}
+
+/**
+ * Keeps accounts whose email contains `text`, case-insensitively (emails are stored in lower
+ * case); `%`, `_` and `\\` in the text match themselves.
+ */
+function withEmailFilter<Q extends SelectQueryBuilder<Database, "accounts", object>>(
+  query: Q,
+  text: string | undefined,
+): Q {
+  if (text === undefined || text === "") return query;
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (match) => `\\${match}`)}%`;
+  return query.where(sql<boolean>`email like ${pattern} escape '\\'`) as Q;
 }
 
 /** How deep the subtree and ancestor walks go at most (keys nest far less deep). */
@@ -172,10 +185,8 @@ export function sqlAccountStore(
         .executeTakeFirst();
       return row && { ...toAccount(row), passwordHash: row.password_hash };
     },
-    async listAccounts({ limit, offset }) {
-      const rows = await db
-        .selectFrom("accounts")
-        .selectAll()
+    async listAccounts({ limit, offset, emailContains }) {
+      const rows = await withEmailFilter(db.selectFrom("accounts").selectAll(), emailContains)
         .orderBy("created_at")
         .orderBy("id")
         .limit(limit)
@@ -183,11 +194,11 @@ export function sqlAccountStore(
         .execute();
       return rows.map(toAccount);
     },
-    async countAccounts() {
-      const row = await db
-        .selectFrom("accounts")
-        .select((eb) => eb.fn.countAll<number>().as("count"))
-        .executeTakeFirstOrThrow();
+    async countAccounts(options = {}) {
+      const row = await withEmailFilter(
+        db.selectFrom("accounts").select((eb) => eb.fn.countAll<number>().as("count")),
+        options.emailContains,
+      ).executeTakeFirstOrThrow();
       return Number(row.count);
     },
 
@@ -335,6 +346,9 @@ export function sqlAccountStore(
           );
         });
       }
+    },
+    async deleteSession(tokenHash) {
+      await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();
     },
     async findSession(tokenHash) {
       const row = await db
