@@ -8,7 +8,6 @@ import type { CompiledQuery, Kysely, Selectable } from "kysely";
 import type {
   AuditActorType,
   AuditEvent,
-  AuditOrigin,
   AuditSnapshot,
   AuditStore,
   NewAuditEvent,
@@ -80,14 +79,6 @@ export function auditInsert(
   at: number = Date.now(),
 ): CompiledQuery {
   return db.insertInto("audit_events").values(auditRow(event, at)).compile();
-}
-
-/** The event an `AuditOrigin` makes of a change a store method knows the rest of. */
-export function auditEvent(
-  origin: AuditOrigin,
-  change: Omit<NewAuditEvent, keyof AuditOrigin>,
-): NewAuditEvent {
-  return { ...origin, ...change };
 }
 
 export function toAuditEvent(row: Selectable<AuditEventsTable>): AuditEvent {
