@@ -326,4 +326,40 @@ describe("the audit trail", () => {
       after: { changes: expect.any(Array), needs_restart: expect.any(Array) },
     });
   });
+
+  it("records credit codes made, revoked and redeemed, and never the code", async () => {
+    const made = await admin("/v1/admin/credit-codes", {
+      json: { amount_micros: 3_000_000, count: 2, note: "promo" },
+    });
+    expect(made.status).toBe(201);
+    const [kept, dropped] = ((await made.json()) as { data: Array<{ id: string; code: string }> })
+      .data;
+    expect(
+      (await admin(`/v1/admin/credit-codes/${dropped!.id}/revoke`, { method: "POST" })).status,
+    ).toBe(200);
+    const user = await createUser(gateway, { balanceMicros: 1_000 });
+    const redeemed = await gateway.request("/v1/account/credit-codes/redeem", {
+      key: user.key,
+      json: { code: kept!.code },
+    });
+    expect(redeemed.status).toBe(200);
+
+    const { page, text } = await audit(`?target=${kept!.id}`);
+    expect(page.data.map((event) => event.action)).toEqual([
+      "credit_code.redeem",
+      "credit_code.create",
+    ]);
+    expect(page.data[0]).toMatchObject({
+      actor: { type: "key", account_id: user.accountId, key_id: user.keyId },
+      before: { status: "active", balance_micros: 1_000 },
+      after: { status: "redeemed", balance_micros: 3_001_000 },
+    });
+    expect(page.data[1]).toMatchObject({
+      actor: { account_id: adminAccount, key_id: adminKeyId },
+      after: { amount_micros: 3_000_000, note: "promo" },
+    });
+    const revoked = (await audit(`?target=${dropped!.id}`)).page.data[0];
+    expect(revoked).toMatchObject({ action: "credit_code.revoke", after: { status: "revoked" } });
+    for (const secret of [kept!.code, dropped!.code]) expect(text).not.toContain(secret);
+  });
 });

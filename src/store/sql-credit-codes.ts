@@ -7,10 +7,23 @@
  * ledger gets its `credit_code` entry. A refused credit rolls the claim back.
  */
 import { type CompiledQuery, type Kysely, type Selectable, sql } from "kysely";
+import type { AuditOrigin, NewAuditEvent } from "./audit-types.ts";
 import { newId } from "./ids.ts";
 import type { CreditCodesTable, Database } from "./schema.ts";
+import { auditInsert } from "./sql-audit.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { CreditCode, CreditCodeStore, RedeemResult } from "./types.ts";
+
+/** The audit event of a change to one credit code. */
+function codeEvent(
+  origin: AuditOrigin,
+  action: string,
+  id: string,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown>,
+): NewAuditEvent {
+  return { ...origin, action, target: { type: "credit_code", id }, before, after };
+}
 
 const readTime = (value: number | string | null): number | null =>
   value === null ? null : Number(value);
@@ -45,9 +58,9 @@ export function sqlCreditCodeStore(
   transactions: TransactionRunner,
 ): CreditCodeStore {
   return {
-    async createCreditCodes(codes) {
+    async createCreditCodes(codes, audit) {
       if (codes.length === 0) return;
-      await db
+      const insert = db
         .insertInto("credit_codes")
         .values(
           codes.map((code) => ({
@@ -64,7 +77,23 @@ export function sqlCreditCodeStore(
             revoked_at: null,
           })),
         )
-        .execute();
+        .compile();
+      await transactions.run(function* (): Generator<CompiledQuery, void, unknown> {
+        yield insert;
+        if (!audit) return;
+        for (const code of codes) {
+          yield auditInsert(
+            db,
+            codeEvent(audit, "credit_code.create", code.id, null, {
+              prefix: code.prefix,
+              amount_micros: code.amountMicros,
+              note: code.note,
+              expires_at: code.expiresAt,
+            }),
+            code.createdAt,
+          );
+        }
+      });
     },
 
     async listCreditCodes({ limit, after, status, now }) {
@@ -104,23 +133,38 @@ export function sqlCreditCodeStore(
       return row && toCreditCode(row);
     },
 
-    async revokeCreditCode(id, at) {
-      await db
-        .updateTable("credit_codes")
-        .set({ revoked_at: at })
-        .where("id", "=", id)
-        .where("redeemed_at", "is", null)
-        .where("revoked_at", "is", null)
-        .execute();
-      const row = await db
-        .selectFrom("credit_codes")
-        .selectAll()
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return row && toCreditCode(row);
+    async revokeCreditCode(id, at, audit) {
+      return transactions.run(function* (): Generator<
+        CompiledQuery,
+        CreditCode | undefined,
+        Record<string, unknown>[]
+      > {
+        const [revoked] = (yield db
+          .updateTable("credit_codes")
+          .set({ revoked_at: at })
+          .where("id", "=", id)
+          .where("redeemed_at", "is", null)
+          .where("revoked_at", "is", null)
+          .returningAll()
+          .compile()) as Array<Selectable<CreditCodesTable>>;
+        if (revoked && audit) {
+          yield auditInsert(
+            db,
+            codeEvent(audit, "credit_code.revoke", id, { status: "active" }, { status: "revoked" }),
+            at,
+          );
+        }
+        if (revoked) return toCreditCode(revoked);
+        const [row] = (yield db
+          .selectFrom("credit_codes")
+          .selectAll()
+          .where("id", "=", id)
+          .compile()) as Array<Selectable<CreditCodesTable>>;
+        return row && toCreditCode(row);
+      });
     },
 
-    async redeemCreditCode({ codeHash, accountId, at, maxBalanceMicros }) {
+    async redeemCreditCode({ codeHash, accountId, at, maxBalanceMicros, audit }) {
       try {
         return await transactions.run(function* (): Generator<
           CompiledQuery,
@@ -180,7 +224,21 @@ export function sqlCreditCodeStore(
               created_at: at,
             })
             .compile();
-          return { redeemed: true, code, balanceMicros: Number(updated.balance_micros) };
+          const balanceMicros = Number(updated.balance_micros);
+          if (audit) {
+            yield auditInsert(
+              db,
+              codeEvent(
+                audit,
+                "credit_code.redeem",
+                code.id,
+                { status: "active", balance_micros: balanceMicros - amount },
+                { status: "redeemed", redeemed_by: accountId, balance_micros: balanceMicros },
+              ),
+              at,
+            );
+          }
+          return { redeemed: true, code, balanceMicros };
         });
       } catch (error) {
         if (!(error instanceof CreditAboveMaximum)) throw error;

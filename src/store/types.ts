@@ -367,6 +367,7 @@ export interface CreditCodeStore {
     codes: Array<
       Omit<CreditCode, "redeemedAt" | "redeemedBy" | "revokedAt"> & { codeHash: string }
     >,
+    audit?: AuditOrigin,
   ): Promise<void>;
   /** Codes newest first; `after` is the `[createdAt, id]` of the last code of the previous page. */
   listCreditCodes(options: {
@@ -377,7 +378,7 @@ export interface CreditCodeStore {
   }): Promise<CreditCode[]>;
   findCreditCode(id: string): Promise<CreditCode | undefined>;
   /** Revokes a code that is neither redeemed nor revoked; returns the code as it is now. */
-  revokeCreditCode(id: string, at: number): Promise<CreditCode | undefined>;
+  revokeCreditCode(id: string, at: number, audit?: AuditOrigin): Promise<CreditCode | undefined>;
   /**
    * Redeems the code with this hash for the account, once: marks it redeemed and credits the
    * account through the ledger (kind `credit_code`) in one transaction. A code that is unknown,
@@ -389,5 +390,7 @@ export interface CreditCodeStore {
     accountId: string;
     at: number;
     maxBalanceMicros: number;
+    /** Who redeems: a `credit_code.redeem` event in the redemption's transaction. */
+    audit?: AuditOrigin;
   }): Promise<RedeemResult>;
 }

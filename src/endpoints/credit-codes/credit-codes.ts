@@ -9,7 +9,12 @@ import type { Caller } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { decodeCursor, type Page, pageOf } from "../../store/cursor.ts";
-import { type CreditCode, type CreditCodeStatus, newId } from "../../store/index.ts";
+import {
+  type AuditOrigin,
+  type CreditCode,
+  type CreditCodeStatus,
+  newId,
+} from "../../store/index.ts";
 import { parseExpiry } from "../account/issue-key.ts";
 import {
   canonicalCreditCode,
@@ -52,7 +57,12 @@ export interface NewCreditCodes {
 }
 
 /** Makes `count` codes; the answer is the only place their secrets ever appear. */
-export async function createCreditCodes(services: Services, caller: Caller, input: NewCreditCodes) {
+export async function createCreditCodes(
+  services: Services,
+  caller: Caller,
+  input: NewCreditCodes,
+  audit?: AuditOrigin,
+) {
   const max = services.config.billing.max_balance_micros;
   if (input.amount_micros > max) {
     throw new GatewayError(
@@ -88,6 +98,7 @@ export async function createCreditCodes(services: Services, caller: Caller, inpu
   });
   await services.store.createCreditCodes(
     made.map(({ secret, code }) => ({ ...code, codeHash: hashCreditCode(secret) })),
+    audit,
   );
   return {
     object: "list" as const,
@@ -122,12 +133,12 @@ export async function listCreditCodes(
 }
 
 /** Revokes a code not yet redeemed (again: no change); a redeemed code is a 409. */
-export async function revokeCreditCode(services: Services, id: string) {
+export async function revokeCreditCode(services: Services, id: string, audit?: AuditOrigin) {
   const existing = await services.store.findCreditCode(id);
   if (!existing) throw new GatewayError("credit_code_not_found", { id: id.slice(0, 200) });
   if (existing.redeemedAt !== null) throw new GatewayError("credit_code_redeemed");
   const now = services.now();
-  const revoked = await services.store.revokeCreditCode(id, now);
+  const revoked = await services.store.revokeCreditCode(id, now, audit);
   if (!revoked) throw new GatewayError("credit_code_not_found", { id: id.slice(0, 200) });
   // Redeemed in the meantime: the redemption won.
   if (revoked.redeemedAt !== null) throw new GatewayError("credit_code_redeemed");
@@ -143,6 +154,7 @@ export async function redeemCreditCode(
   services: Services,
   caller: Caller,
   input: { code: string; address: string },
+  audit?: AuditOrigin,
 ) {
   services.attempts.attempt("redeem", input.address, caller.accountId);
   const canonical = canonicalCreditCode(input.code);
@@ -152,6 +164,7 @@ export async function redeemCreditCode(
     accountId: caller.accountId,
     at: services.now(),
     maxBalanceMicros: services.config.billing.max_balance_micros,
+    audit,
   });
   if (!result.redeemed) {
     if (result.reason === "above_maximum") {

@@ -6,6 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../core/services.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerRoute } from "../../http/route.ts";
 import {
   createCreditCodes,
@@ -48,7 +49,8 @@ export function registerCreditCodeRoutes(app: FastifyInstance, services: Service
       { additionalProperties: false },
     ),
     successStatus: 201,
-    handler: ({ body, caller }) => createCreditCodes(services, caller, body),
+    handler: ({ body, caller, request }) =>
+      createCreditCodes(services, caller, body, auditOrigin(request, caller)),
   });
 
   registerRoute(app, services, {
@@ -74,7 +76,8 @@ export function registerCreditCodeRoutes(app: FastifyInstance, services: Service
     summary: "Revoke a credit code that has not been redeemed; a redeemed code answers 409.",
     tags: ["admin"],
     auth: "admin",
-    handler: ({ params }) => revokeCreditCode(services, params.id ?? ""),
+    handler: ({ params, caller, request }) =>
+      revokeCreditCode(services, params.id ?? "", auditOrigin(request, caller)),
   });
 
   registerRoute(app, services, {
@@ -89,6 +92,11 @@ export function registerCreditCodeRoutes(app: FastifyInstance, services: Service
       { additionalProperties: false },
     ),
     handler: ({ body, caller, request }) =>
-      redeemCreditCode(services, caller, { code: body.code, address: request.ip }),
+      redeemCreditCode(
+        services,
+        caller,
+        { code: body.code, address: request.ip },
+        auditOrigin(request, caller),
+      ),
   });
 }
