@@ -218,6 +218,12 @@ async function runModelCall<S extends TSchema>(
           settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
+        // A stream the upstream broke mid-way counts against its route's health.
+        if (served.route && result.interrupted?.() === true)
+          services.routeHealth?.report(served.route, "failure", {
+            kind: "dropped",
+            message: `the upstream broke the ${result.kind === "binary" ? "audio" : "stream"} mid-way`,
+          });
         const costMicros = settlement?.costMicros ?? 0;
         logCompleted(services, endpoint, input, model, served, 200, ttfbMs, costMicros, true);
         return costMicros;

@@ -10,6 +10,7 @@ import type { Catalog } from "../catalog/index.ts";
 import type { Config } from "../config/schema.ts";
 import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
+import type { RouteHealth } from "../routing/index.ts";
 import type { Store } from "../store/index.ts";
 import type { VideoTaskService } from "../tasks/index.ts";
 import type { GatewayMetrics } from "../telemetry/index.ts";
@@ -29,6 +30,8 @@ export interface Services {
   logger: Logger;
   /** Where lifecycle points report metrics; absent means none are kept (`metricsOf`). */
   metrics?: GatewayMetrics;
+  /** Circuit breakers per upstream route (this instance's memory); absent: every route is tried. */
+  routeHealth?: RouteHealth;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }
