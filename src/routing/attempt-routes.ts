@@ -164,7 +164,8 @@ export async function attemptRoutes<T>(
     const started = performance.now();
     try {
       const result = await call(route);
-      health.report(route, "success");
+      // The answer has started; the pipeline reports how it ended (a stream may yet break).
+      health.report(route, "answered");
       onAttempt?.({ route, ok: true, durationMs: performance.now() - started });
       return result;
     } catch (error) {

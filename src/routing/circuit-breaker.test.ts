@@ -59,6 +59,21 @@ describe("circuit breaker", () => {
     expect(health.view(a)).toMatchObject({ state: "closed", consecutiveFailures: 2 });
   });
 
+  it("an answer that has only started closes an open breaker but leaves a closed one's count", () => {
+    const { health, advance } = clocked();
+    const a = route("a");
+    health.report(a, "failure", fail);
+    health.report(a, "failure", fail);
+    health.report(a, "answered");
+    expect(health.view(a).consecutiveFailures).toBe(2);
+    health.report(a, "failure", { kind: "dropped", message: "broke" });
+    expect(health.view(a).state).toBe("open");
+    advance(10_000);
+    expect(health.admit(a).kind).toBe("probe");
+    health.report(a, "answered");
+    expect(health.view(a)).toMatchObject({ state: "closed", consecutiveFailures: 0 });
+  });
+
   it("lets one probe through a half-open breaker; success closes it", () => {
     const { health, advance } = clocked();
     const a = route("a");
@@ -158,13 +173,13 @@ describe("circuit breaker", () => {
 
   it("property: an open breaker never admits; half-open admits one probe at a time", () => {
     type Step =
-      | { op: "call"; outcome: "success" | "failure" | "neutral" | "pending" }
+      | { op: "call"; outcome: "answered" | "success" | "failure" | "neutral" | "pending" }
       | { op: "finish"; outcome: "success" | "failure" | "neutral" }
       | { op: "wait"; ms: number };
     const step = fc.oneof(
       fc.record({
         op: fc.constant("call" as const),
-        outcome: fc.constantFrom("success", "failure", "neutral", "pending" as const),
+        outcome: fc.constantFrom("answered", "success", "failure", "neutral", "pending" as const),
       }),
       fc.record({
         op: fc.constant("finish" as const),
@@ -206,7 +221,7 @@ describe("circuit breaker", () => {
           const outcome = current.outcome === "pending" ? "success" : current.outcome;
           health.report(a, outcome, fail);
           const after = health.view(a);
-          if (outcome === "success") expect(after.state).toBe("closed");
+          if (outcome === "success" || outcome === "answered") expect(after.state).toBe("closed");
           if (after.state === "open") {
             const cooldown = after.retryAt! - after.openedAt!;
             expect(cooldown).toBeLessThanOrEqual(settings.maxCooldownMs);

@@ -52,8 +52,13 @@ export interface RouteHealthView {
  */
 export type Admission = { kind: "pass" } | { kind: "probe" } | { kind: "skip"; retryInMs: number };
 
-/** How a call on a route ended, as far as the route's health is concerned. */
-export type CallVerdict = "success" | "failure" | "neutral";
+/**
+ * How a call on a route ended, as far as the route's health is concerned. `answered`: the
+ * upstream started a successful answer (it closes an open or half-open breaker, but a closed
+ * one's failure count waits for the end: a stream may still break); `success`: the whole answer
+ * arrived.
+ */
+export type CallVerdict = "answered" | "success" | "failure" | "neutral";
 
 export interface RouteHealth {
   readonly enabled: boolean;
@@ -187,6 +192,10 @@ export function createRouteHealth(
         // The upstream answered (the client's 4xx) or nobody knows (the client left): the
         // route's health is unchanged, but a probe that ended so lets the next one through.
         if (existing) existing.probeSince = undefined;
+        return;
+      }
+      if (verdict === "answered") {
+        if (existing?.retryAt !== undefined) close(existing);
         return;
       }
       if (verdict === "success") {
