@@ -97,6 +97,7 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
     models: ["gpt-4o-mini"],
   },
   { method: "POST", path: "/v1/admin/accounts/{id}/credit", caller: "admin" },
+  { method: "POST", path: "/v1/admin/routes/reset", caller: "admin" },
 ];
 
 /** Routes without a JSON body: hostile path parameters and query strings. */
@@ -117,6 +118,7 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/admin/accounts", caller: "admin" },
   { method: "GET", path: "/v1/admin/accounts/{id}/keys", caller: "admin" },
   { method: "POST", path: "/v1/admin/keys/{id}/revoke", caller: "admin" },
+  { method: "GET", path: "/v1/admin/routes", caller: "admin" },
   { method: "GET", path: "/v1/videos/generations", caller: "user" },
   { method: "GET", path: "/v1/videos/generations/{id}", caller: "user" },
   { method: "POST", path: "/v1/videos/generations/{id}/cancel", caller: "user" },

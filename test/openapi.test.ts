@@ -72,6 +72,8 @@ describe("the OpenAPI document", () => {
       ["/v1/admin/accounts", "post"],
       ["/v1/admin/accounts/{id}/credit", "post"],
       ["/v1/admin/keys/{id}/revoke", "post"],
+      ["/v1/admin/routes", "get"],
+      ["/v1/admin/routes/reset", "post"],
     ] as const) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     }
