@@ -68,8 +68,6 @@ export interface RouteHealth {
   view(route: ResolvedRoute): RouteHealthView;
   /** Closes one breaker (by route id) or all; returns how many were not closed before. */
   reset(id?: string): number;
-  /** Every route that has a breaker record (routes never used or failed have none). */
-  known(): RouteHealthView[];
 }
 
 /** A route's identity: the same upstream used by several models shares one breaker. */
@@ -232,7 +230,6 @@ export function createRouteHealth(
       }
       return reset;
     },
-    known: () => [...breakers.values()].map(view),
   };
 }
 
