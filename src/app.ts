@@ -8,6 +8,7 @@ import { createModelCallRunner } from "./core/model-call-runner.ts";
 import { createModelEndpointSet } from "./core/model-endpoints.ts";
 import type { Services } from "./core/services.ts";
 import { registerAccountRoutes } from "./endpoints/account/routes.ts";
+import { registerRouteHealthRoutes } from "./endpoints/admin/route-health.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
@@ -77,6 +78,7 @@ export function buildApp(
   registerBillingRoutes(app, services);
   registerAdminRoutes(app, services);
   registerCreditCodeRoutes(app, services);
+  registerRouteHealthRoutes(app, services);
 
   return app;
 }

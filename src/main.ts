@@ -41,6 +41,7 @@ import { openRedis } from "./ops/open-redis.ts";
 import { openGatewayStore } from "./ops/open-store.ts";
 import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
+import { catalogRoutes, circuitStateGauge, createRouteHealth } from "./routing/index.ts";
 import { type RedisConnection, randomBase62, type Store } from "./store/index.ts";
 import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
 import {
@@ -222,6 +223,21 @@ export async function buildServices(
     ...(options.tracer ? { tracer: options.tracer } : {}),
     now: Date.now,
   };
+  const live = services;
+  const breaker = config.routing.circuit_breaker;
+  live.routeHealth = createRouteHealth(
+    {
+      enabled: breaker.enabled,
+      failureThreshold: breaker.failure_threshold,
+      cooldownMs: breaker.cooldown_seconds * 1000,
+      maxCooldownMs: Math.max(breaker.cooldown_seconds, breaker.max_cooldown_seconds) * 1000,
+    },
+    () => live.now(),
+  );
+  if (metrics && breaker.enabled)
+    metrics.addCollectedGauge(
+      circuitStateGauge(live.routeHealth, () => catalogRoutes(live.catalog.list())),
+    );
   return services;
 }
 

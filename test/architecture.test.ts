@@ -45,6 +45,7 @@ const SERVICE_FOLDERS = [
   "store",
   "tasks",
   "telemetry",
+  "routing",
 ];
 
 /** Folders each folder may import (besides itself). */

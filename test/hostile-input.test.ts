@@ -99,6 +99,7 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
   { method: "POST", path: "/v1/admin/accounts/{id}/credit", caller: "admin" },
   { method: "POST", path: "/v1/admin/credit-codes", caller: "admin" },
   { method: "POST", path: "/v1/account/credit-codes/redeem", caller: "user" },
+  { method: "POST", path: "/v1/admin/routes/reset", caller: "admin" },
 ];
 
 /** Routes without a JSON body: hostile path parameters and query strings. */
@@ -120,6 +121,7 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/admin/accounts/{id}/keys", caller: "admin" },
   { method: "POST", path: "/v1/admin/keys/{id}/revoke", caller: "admin" },
   { method: "GET", path: "/v1/admin/audit", caller: "admin" },
+  { method: "GET", path: "/v1/admin/routes", caller: "admin" },
   { method: "GET", path: "/v1/videos/generations", caller: "user" },
   { method: "GET", path: "/v1/videos/generations/{id}", caller: "user" },
   { method: "POST", path: "/v1/videos/generations/{id}/cancel", caller: "user" },

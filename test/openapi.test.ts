@@ -79,6 +79,8 @@ describe("the OpenAPI document", () => {
       ["/v1/admin/credit-codes", "get"],
       ["/v1/admin/credit-codes", "post"],
       ["/v1/admin/credit-codes/{id}/revoke", "post"],
+      ["/v1/admin/routes", "get"],
+      ["/v1/admin/routes/reset", "post"],
     ] as const) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     }

@@ -287,6 +287,24 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    routing: Type.Object(
+      {
+        /** Upstream health: a route that keeps failing is skipped for a while (upstream-health.md). */
+        circuit_breaker: Type.Object(
+          {
+            enabled: Type.Boolean({ default: true }),
+            /** Consecutive failures of a route (5xx, 429, timeouts, connection errors) that open it. */
+            failure_threshold: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+            /** How long an opened route is skipped before one probe request is let through. */
+            cooldown_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 30 }),
+            /** The longest cooldown: each failed probe doubles the last one, up to this. */
+            max_cooldown_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );

@@ -203,6 +203,8 @@ async function runModelCall<S extends TSchema>(
       lease.release();
       return { ...head, kind: "accepted", body: result.body, costMicros: 0 };
     }
+    if (result.kind === "json" && served.route)
+      services.routeHealth?.report(served.route, "success");
     if (result.kind === "json") {
       const charged = await settle(result.usage, result.settleDetails);
       const body = "render" in result ? result.render(charged) : result.body;
@@ -239,6 +241,13 @@ async function runModelCall<S extends TSchema>(
           settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
+        // A stream the upstream broke mid-way counts against its route's health.
+        if (served.route && result.interrupted?.() === true)
+          services.routeHealth?.report(served.route, "failure", {
+            kind: "dropped",
+            message: `the upstream broke the ${result.kind === "binary" ? "audio" : "stream"} mid-way`,
+          });
+        else if (served.route) services.routeHealth?.report(served.route, "success");
         const costMicros = settlement?.costMicros ?? 0;
         logCompleted(services, endpoint, input, model, served, 200, ttfbMs, costMicros, true);
         return costMicros;

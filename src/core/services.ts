@@ -10,6 +10,7 @@ import type { Catalog } from "../catalog/index.ts";
 import type { Config } from "../config/schema.ts";
 import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
+import type { RouteHealth } from "../routing/index.ts";
 import type { Store } from "../store/index.ts";
 import type { VideoTaskService } from "../tasks/index.ts";
 import type { GatewayMetrics, GatewayTracer } from "../telemetry/index.ts";
@@ -31,6 +32,8 @@ export interface Services {
   metrics?: GatewayMetrics;
   /** Makes request and upstream-attempt spans; absent means tracing is off (docs/observability.md). */
   tracer?: GatewayTracer;
+  /** Circuit breakers per upstream route (this instance's memory); absent: every route is tried. */
+  routeHealth?: RouteHealth;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }

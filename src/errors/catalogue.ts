@@ -280,6 +280,12 @@ export const ERROR_CATALOGUE = {
     type: "server_error",
     message: "No route for model '{model}' is available on this gateway.",
   },
+  upstream_unavailable: {
+    status: 503,
+    type: "server_error",
+    message:
+      "Every route of the model '{model}' is failing, so the gateway is not calling them for now; retry in {seconds} s.",
+  },
 
   // Server
   quota_unavailable: {

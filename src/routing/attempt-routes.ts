@@ -3,10 +3,14 @@
  * Runs a call against a model's routes in strategy order. A retryable upstream failure (connect
  * error, timeout, 429, 5xx) or a route without an adapter (`provider_not_configured`) moves to
  * the next route; anything else, or the last failure, is thrown. Callers only attempt work that has not yet sent a byte to the client.
+ * Each route's circuit breaker (`circuit-breaker.ts`) is asked first: an open one is skipped
+ * (outcome `circuit_open`) and told how each call it let through ended. When every route was
+ * skipped the model answers `503 upstream_unavailable` with `Retry-After` at once.
  */
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import { UpstreamError } from "../spec/index.ts";
+import { ALWAYS_HEALTHY, type RouteHealth, verdictOf } from "./circuit-breaker.ts";
 
 export interface AttemptLog {
   route: ResolvedRoute;
@@ -16,6 +20,8 @@ export interface AttemptLog {
   error?: UpstreamError;
   /** True when the route was passed over for want of an adapter (`provider_not_configured`). */
   unserved?: boolean;
+  /** True when the route was skipped because its circuit breaker is open. */
+  circuitOpen?: boolean;
   durationMs: number;
   /** 0 for the first route tried, 1 for the first fallback, … (set by `attemptRoutes`). */
   index?: number;
@@ -62,6 +68,7 @@ export interface AttemptMetrics {
 export function attemptOutcome(attempt: AttemptLog): AttemptOutcome {
   if (attempt.ok) return "ok";
   if (attempt.unserved) return "not_configured";
+  if (attempt.circuitOpen) return "circuit_open";
   const error = attempt.error;
   if (!error) return "internal_error";
   switch (error.kind) {
@@ -141,6 +148,7 @@ export function logAttempts(context: AttemptContext): AttemptObserver {
         requestId: context.requestId,
         vendor: attempt.route.vendor,
         failed: attempt.error?.message,
+        ...(attempt.circuitOpen ? { skipped: "circuit open" } : {}),
         ms: Math.round(attempt.durationMs),
       },
       "upstream attempt",
@@ -179,15 +187,25 @@ export async function attemptRoutes<T>(
   model: CatalogModel,
   call: (route: ResolvedRoute) => Promise<T>,
   onAttempt?: AttemptObserver,
+  health: RouteHealth = ALWAYS_HEALTHY,
 ): Promise<T> {
   const routes = orderRoutes(model);
   if (routes.length === 0) throw new GatewayError("provider_not_configured", { model: model.id });
   let lastError: unknown;
+  let skippedForMs: number | undefined;
   for (const [index, route] of routes.entries()) {
+    const admission = health.admit(route);
+    if (admission.kind === "skip") {
+      skippedForMs = Math.min(skippedForMs ?? Number.POSITIVE_INFINITY, admission.retryInMs);
+      onAttempt?.({ route, ok: false, circuitOpen: true, durationMs: 0, index });
+      continue;
+    }
     onAttempt?.starting?.(route, index);
     const started = performance.now();
     try {
       const result = await call(route);
+      // The answer has started; the pipeline reports how it ended (a stream may yet break).
+      health.report(route, "answered");
       onAttempt?.({ route, ok: true, durationMs: performance.now() - started, index });
       return result;
     } catch (error) {
@@ -195,6 +213,7 @@ export async function attemptRoutes<T>(
       // A route this deployment has no adapter for is passed over like a failed one: a later
       // route may serve the model.
       const unserved = GatewayError.isInstance(error) && error.code === "provider_not_configured";
+      health.report(route, unserved ? "neutral" : verdictOf(upstream), failureOf(upstream));
       onAttempt?.({
         route,
         ok: false,
@@ -207,5 +226,48 @@ export async function attemptRoutes<T>(
       lastError = error;
     }
   }
+  // Every route that could serve was skipped: answer now rather than call a failing vendor.
+  if (skippedForMs !== undefined && !UpstreamError.isInstance(lastError))
+    throw upstreamUnavailable(model, skippedForMs);
   throw lastError;
+}
+
+/**
+ * For work that calls one route only (a video task's submission): the first of `routes` its
+ * breaker lets through, the others reported as skipped; `503 upstream_unavailable` when none is.
+ * The caller reports how the call ended to `health` (`neutral` when it never called).
+ */
+export function admitFirst(
+  model: CatalogModel,
+  routes: readonly ResolvedRoute[],
+  health: RouteHealth = ALWAYS_HEALTHY,
+  onAttempt?: (attempt: AttemptLog) => void,
+): ResolvedRoute | undefined {
+  let skippedForMs: number | undefined;
+  for (const route of routes) {
+    const admission = health.admit(route);
+    if (admission.kind !== "skip") return route;
+    skippedForMs = Math.min(skippedForMs ?? Number.POSITIVE_INFINITY, admission.retryInMs);
+    onAttempt?.({ route, ok: false, circuitOpen: true, durationMs: 0 });
+  }
+  if (skippedForMs !== undefined) throw upstreamUnavailable(model, skippedForMs);
+  return undefined;
+}
+
+function upstreamUnavailable(model: CatalogModel, retryInMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryInMs / 1000));
+  return new GatewayError(
+    "upstream_unavailable",
+    { model: model.id, seconds },
+    { headers: { "retry-after": String(seconds) } },
+  );
+}
+
+function failureOf(error: UpstreamError | undefined) {
+  if (!error) return undefined;
+  return {
+    kind: error.kind,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    message: error.message.slice(0, 300),
+  };
 }

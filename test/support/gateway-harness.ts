@@ -50,6 +50,9 @@ export async function startTestGateway(
       ...(database ? { redis: { url: REDIS_URL, key_prefix: testPrefix() } } : {}),
       log_level: "silent",
       server: { port: 0, host: "127.0.0.1", shutdown_grace_seconds: 1 },
+      // Tests inject upstream failures on purpose, many to one route; breakers would turn the
+      // later ones into 503s. The breaker's own tests (test/upstream-health.test.ts) enable it.
+      routing: { circuit_breaker: { enabled: false } },
       ...options.config,
     },
   });

@@ -40,7 +40,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     query: Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
       email: Type.Optional(
         Type.String({
           maxLength: 254,

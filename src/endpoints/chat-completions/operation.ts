@@ -88,6 +88,7 @@ export async function runChatCompletion(
         return chatModelFor(context, route).doGenerate(options);
       },
       logAttempt,
+      context.services.routeHealth,
     );
     for (const choice of result.choices ?? [result]) assertStructuredOutput(check, choice);
     const texts = (result.choices ?? [result]).map((choice) => choice.text ?? "");
@@ -116,6 +117,7 @@ export async function runChatCompletion(
         : model.doStream(options).then((parts) => ({ parts }));
     },
     logAttempt,
+    context.services.routeHealth,
   );
   let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */

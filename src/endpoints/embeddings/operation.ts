@@ -115,6 +115,7 @@ export async function runEmbeddings(
     context.model,
     (route) => embedOnRoute(route, texts, dimensions, context),
     logAttempts(context),
+    context.services.routeHealth,
   );
 
   const warnings: CallWarning[] = [

@@ -23,6 +23,7 @@ export async function callImageModel(
       );
     },
     logAttempts(context),
+    context.services.routeHealth,
   );
 }
 

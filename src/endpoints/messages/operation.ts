@@ -141,6 +141,7 @@ export async function runMessages(
         : { kind: "translated-json", result: await chatModel.doGenerate(call), options, warnings };
     },
     logAttempts(context),
+    context.services.routeHealth,
   );
 
   switch (attempt.kind) {

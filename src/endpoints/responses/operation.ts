@@ -142,6 +142,7 @@ export async function runResponses(
         : { kind: "json", result: await chatModel.doGenerate(call) };
     },
     logAttempts(context),
+    context.services.routeHealth,
   );
 
   switch (attempt.kind) {

@@ -71,6 +71,7 @@ export async function runSpeech(
       return peek(result.audio);
     },
     logAttempts(context),
+    context.services.routeHealth,
   );
   const speech = result!;
   let audio: AsyncIterable<Uint8Array>;

@@ -12,7 +12,7 @@ import type { CatalogModel } from "../../catalog/index.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { detachedSignal } from "../../core/request-context.ts";
 import { GatewayError } from "../../errors/index.ts";
-import { logAttempts, orderRoutes } from "../../routing/index.ts";
+import { admitFirst, logAttempts, orderRoutes, verdictOf } from "../../routing/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { renderVideoTask, routeKey } from "../../tasks/index.ts";
@@ -92,80 +92,94 @@ export async function submitVideoTask(
   const plan = planVideo(body, model);
   const key = idempotencyKey(context.headers);
   if (body.webhook_url !== undefined) await services.videoTasks.checkWebhookUrl(body.webhook_url);
-  const route = orderRoutes(model).find((candidate) => services.providers.videoModel(candidate));
+  const health = services.routeHealth;
+  const logAttempt = logAttempts(context);
+  const candidates = orderRoutes(model).filter((route) => services.providers.videoModel(route));
+  const route = admitFirst(model, candidates, health, logAttempt);
   const vendor = route && services.providers.videoModel(route);
   if (!route || !vendor) throw new GatewayError("provider_not_configured", { model: model.id });
-
-  const hold = priceVideo(model, plan.durationSeconds, plan.resolution).costMicros;
-  const requestHash = createHash("sha256").update(canonical(body)).digest("hex");
-  const now = services.now();
-  const created = await services.store.createVideoTask({
-    id: newId("vtask"),
-    accountId: context.accountId,
-    keyId: context.key.id,
-    model: model.id,
-    route: routeKey(route),
-    upstreamModel: route.upstreamModel,
-    requestBody: keptBody(body),
-    idempotencyKey: key,
-    requestHash,
-    durationSeconds: plan.durationSeconds,
-    resolution: plan.resolution,
-    aspectRatio: plan.aspectRatio,
-    holdMicros: hold,
-    webhookUrl: body.webhook_url ?? null,
-    nextPollAt: now + services.videoTasks.submitGraceMs,
-  });
-  if (created.kind === "insufficient_balance")
-    throw new GatewayError("insufficient_balance", {
-      required: hold,
-      available: Math.max(0, created.availableMicros),
+  let called = false;
+  try {
+    const hold = priceVideo(model, plan.durationSeconds, plan.resolution).costMicros;
+    const requestHash = createHash("sha256").update(canonical(body)).digest("hex");
+    const now = services.now();
+    const created = await services.store.createVideoTask({
+      id: newId("vtask"),
+      accountId: context.accountId,
+      keyId: context.key.id,
+      model: model.id,
+      route: routeKey(route),
+      upstreamModel: route.upstreamModel,
+      requestBody: keptBody(body),
+      idempotencyKey: key,
+      requestHash,
+      durationSeconds: plan.durationSeconds,
+      resolution: plan.resolution,
+      aspectRatio: plan.aspectRatio,
+      holdMicros: hold,
+      webhookUrl: body.webhook_url ?? null,
+      nextPollAt: now + services.videoTasks.submitGraceMs,
     });
-  if (created.kind === "existing") {
+    if (created.kind === "insufficient_balance")
+      throw new GatewayError("insufficient_balance", {
+        required: hold,
+        available: Math.max(0, created.availableMicros),
+      });
+    if (created.kind === "existing") {
+      context.routeCalled(route);
+      if (created.task.requestHash !== requestHash)
+        throw new GatewayError("idempotency_conflict", { key: key ?? "" });
+      return {
+        kind: "accepted",
+        status: 202,
+        body: renderVideoTask(created.task),
+        headers: { "idempotent-replayed": "true" },
+      };
+    }
+
+    const task = created.task;
+    let submission: Awaited<ReturnType<typeof vendor.submit>>;
     context.routeCalled(route);
-    if (created.task.requestHash !== requestHash)
-      throw new GatewayError("idempotency_conflict", { key: key ?? "" });
+    logAttempt.starting?.(route, 0);
+    const started = performance.now();
+    called = true;
+    try {
+      // Not tied to the client's connection: once the vendor may have the task, it is followed
+      // (the call still carries the request's ids and trace context).
+      submission = await vendor.submit({
+        upstreamModel: route.upstreamModel,
+        body: plan.vendorBody,
+        abortSignal: detachedSignal(context.signal),
+      });
+      health?.report(route, "success");
+      logAttempt({ route, ok: true, durationMs: performance.now() - started });
+    } catch (error) {
+      const upstream = UpstreamError.isInstance(error) ? error : undefined;
+      health?.report(
+        route,
+        verdictOf(upstream),
+        upstream && { kind: upstream.kind, status: upstream.status, message: upstream.message },
+      );
+      logAttempt({ route, ok: false, error: upstream, durationMs: performance.now() - started });
+      await services.store.releaseIdempotencyKey(task.id);
+      await services.videoTasks.finish(task, "failed", vendorError(error));
+      throw error;
+    }
+    await services.store.markVideoTaskSubmitted(task.id, {
+      providerTaskId: submission.providerTaskId,
+      providerRecord: submission.providerRecord,
+      nextPollAt: services.now() + services.videoTasks.firstPollMs,
+    });
+    services.videoTasks.kick();
+    const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
     return {
       kind: "accepted",
       status: 202,
-      body: renderVideoTask(created.task),
-      headers: { "idempotent-replayed": "true" },
+      body: renderVideoTask(submitted),
+      warnings: plan.warnings,
     };
+  } finally {
+    // A submission that never reached the vendor leaves the route's health as it was.
+    if (!called) health?.report(route, "neutral");
   }
-
-  const task = created.task;
-  let submission: Awaited<ReturnType<typeof vendor.submit>>;
-  context.routeCalled(route);
-  const logAttempt = logAttempts(context);
-  logAttempt.starting?.(route, 0);
-  const started = performance.now();
-  try {
-    // Not tied to the client's connection: once the vendor may have the task, it is followed
-    // (the call still carries the request's ids and trace context).
-    submission = await vendor.submit({
-      upstreamModel: route.upstreamModel,
-      body: plan.vendorBody,
-      abortSignal: detachedSignal(context.signal),
-    });
-    logAttempt({ route, ok: true, durationMs: performance.now() - started });
-  } catch (error) {
-    const upstream = UpstreamError.isInstance(error) ? error : undefined;
-    logAttempt({ route, ok: false, error: upstream, durationMs: performance.now() - started });
-    await services.store.releaseIdempotencyKey(task.id);
-    await services.videoTasks.finish(task, "failed", vendorError(error));
-    throw error;
-  }
-  await services.store.markVideoTaskSubmitted(task.id, {
-    providerTaskId: submission.providerTaskId,
-    providerRecord: submission.providerRecord,
-    nextPollAt: services.now() + services.videoTasks.firstPollMs,
-  });
-  services.videoTasks.kick();
-  const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
-  return {
-    kind: "accepted",
-    status: 202,
-    body: renderVideoTask(submitted),
-    warnings: plan.warnings,
-  };
 }
