@@ -144,7 +144,7 @@ describe("console cookie sessions", () => {
   });
 
   it("logs out: the cookie is cleared and the session ends at once", async () => {
-    const { email } = await accountWithPassword(gateway, "user");
+    const { email, id } = await accountWithPassword(gateway, "user");
     const { pair } = await cookieLogin(gateway, email);
     const headers = { cookie: pair, ...CONSOLE };
     const logout = await gateway.request("/v1/account/logout", { headers, method: "POST" });
@@ -153,6 +153,10 @@ describe("console cookie sessions", () => {
       /^switchyard_session=; HttpOnly; SameSite=Strict; Path=\/v1; Max-Age=0/,
     );
     await expectInvalidKey(await gateway.request("/v1/account", { headers }));
+    const logouts = (await (
+      await gateway.request("/v1/admin/audit?action=account.logout", { key: gateway.adminKey })
+    ).json()) as { data: Array<{ target: { id: string } }> };
+    expect(logouts.data.map((event) => event.target.id)).toContain(id);
 
     // A bearer session logs out the same way.
     const login = await gateway.request("/v1/account/login", {

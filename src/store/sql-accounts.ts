@@ -347,8 +347,23 @@ export function sqlAccountStore(
         });
       }
     },
-    async deleteSession(tokenHash) {
-      await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();
+    async deleteSession(tokenHash, audit?: AuditOrigin) {
+      await transactions.run(function* () {
+        const [ended] = (yield db
+          .deleteFrom("sessions")
+          .where("token_hash", "=", tokenHash)
+          .returning(["account_id", "expires_at"])
+          .compile()) as Array<{ account_id: string; expires_at: number }>;
+        if (ended && audit) {
+          yield auditInsert(db, {
+            ...audit,
+            action: "account.logout",
+            target: { type: "account", id: ended.account_id },
+            before: { session_expires_at: Number(ended.expires_at) },
+            after: null,
+          });
+        }
+      });
     },
     async findSession(tokenHash) {
       const row = await db

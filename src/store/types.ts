@@ -121,8 +121,8 @@ export interface SessionStore {
     audit?: AuditOrigin,
   ): Promise<void>;
   findSession(tokenHash: string): Promise<{ accountId: string; expiresAt: number } | undefined>;
-  /** Ends a session at once (logout); nothing happens for an unknown hash. */
-  deleteSession(tokenHash: string): Promise<void>;
+  /** Ends a session at once (logout, audited as `account.logout`); nothing for an unknown hash. */
+  deleteSession(tokenHash: string, audit?: AuditOrigin): Promise<void>;
 }
 
 export interface LedgerStore {

@@ -142,7 +142,8 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     auth: "account",
     successStatus: 204,
     async handler({ caller, request, reply }) {
-      if (caller.sessionHash) await services.store.deleteSession(caller.sessionHash);
+      if (caller.sessionHash)
+        await services.store.deleteSession(caller.sessionHash, auditOrigin(request, caller));
       clearSessionCookie(request, reply);
       return undefined;
     },
