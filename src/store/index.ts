@@ -6,6 +6,7 @@ import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.t
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
+import { sqlBudgetStore } from "./sql-budgets.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
@@ -58,6 +59,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
+    ...sqlBudgetStore(handle.db, holds),
     close: () => handle.close(),
   };
 }
