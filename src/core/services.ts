@@ -11,7 +11,7 @@ import type { Config } from "../config/schema.ts";
 import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { Store } from "../store/index.ts";
-import type { VideoTaskService } from "../tasks/index.ts";
+import type { BudgetAlerts, VideoTaskService } from "../tasks/index.ts";
 import type { GatewayMetrics } from "../telemetry/index.ts";
 
 export interface Services {
@@ -29,6 +29,8 @@ export interface Services {
   logger: Logger;
   /** Where lifecycle points report metrics; absent means none are kept (`metricsOf`). */
   metrics?: GatewayMetrics;
+  /** Soft-limit alerts of account budgets (docs/budgets.md); absent: none are sent. */
+  budgets?: BudgetAlerts;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }

@@ -24,6 +24,7 @@ export {
 } from "./redis.ts";
 export type * from "./task-types.ts";
 export type * from "./types.ts";
+export { SPEND_LIMIT_PERIODS } from "./types.ts";
 
 export interface StoreOptions {
   /**

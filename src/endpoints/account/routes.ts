@@ -17,6 +17,7 @@ import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
+import { registerBudgetRoutes } from "./budget-routes.ts";
 import {
   describeKey,
   issueKey,
@@ -45,6 +46,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
   // Hashed once, up front, so even the first login for an unknown email does the same work as
   // any other: one scrypt verification.
   const dummyHash = hashPassword(randomBase62(16));
+  registerBudgetRoutes(app, services);
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/account/register",
