@@ -12,7 +12,7 @@ import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { Store } from "../store/index.ts";
 import type { BudgetAlerts, VideoTaskService } from "../tasks/index.ts";
-import type { GatewayMetrics } from "../telemetry/index.ts";
+import type { GatewayMetrics, GatewayTracer } from "../telemetry/index.ts";
 
 export interface Services {
   config: Config;
@@ -31,6 +31,8 @@ export interface Services {
   metrics?: GatewayMetrics;
   /** Soft-limit alerts of account budgets (docs/budgets.md); absent: none are sent. */
   budgets?: BudgetAlerts;
+  /** Makes request and upstream-attempt spans; absent means tracing is off (docs/observability.md). */
+  tracer?: GatewayTracer;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }

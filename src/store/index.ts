@@ -5,13 +5,16 @@
 import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
+import { sqlAuditStore } from "./sql-audit.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
 import { sqlBudgetStore } from "./sql-budgets.ts";
+import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
 import type { Store } from "./types.ts";
 
+export type * from "./audit-types.ts";
 export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
 export { isConnectionFailure } from "./connection-failure.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
@@ -39,7 +42,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     handle.transactions.inProcess && (options.holds ?? "memory") === "memory"
       ? new HoldBook()
       : undefined;
-  const accounts = sqlAccountStore(handle.db);
+  const accounts = sqlAccountStore(handle.db, handle.transactions);
   return {
     ...accounts,
     ...(holds && {
@@ -48,7 +51,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
         const account = await accounts.findAccountById(id);
         return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
       },
-      async listAccounts(page: { limit: number; offset: number }) {
+      async listAccounts(page: { limit: number; offset: number; emailContains?: string }) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,
@@ -60,6 +63,8 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
+    ...sqlAuditStore(handle.db, handle.transactions),
+    ...sqlCreditCodeStore(handle.db, handle.transactions),
     ...sqlBudgetStore(handle.db, holds),
     close: () => handle.close(),
   };

@@ -11,6 +11,7 @@ import type { Catalog } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import {
   type ApiKeyRecord,
+  type AuditOrigin,
   SPEND_LIMIT_PERIODS,
   type SpendLimitPeriod,
   type Store,
@@ -293,23 +294,28 @@ export async function issueKey(
   accountId: string,
   input: KeyInput,
   secret: string = generateApiKey(),
+  audit?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   checkSpendLimitInput(input);
-  const record = await store.createKey({
-    accountId,
-    name: input.name ?? "default",
-    keyHash: hashSecret(secret),
-    prefix: visiblePrefix(secret),
-    models: input.models ?? [],
-    modelAliases: input.model_aliases ?? {},
-    rpm: input.rpm ?? null,
-    tpm: input.tpm ?? null,
-    concurrency: input.concurrency ?? null,
-    expiresAt: input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
-    parentKeyId: input.parentKeyId ?? null,
-    spendLimitMicros: input.spend_limit_micros ?? null,
-    spendLimitPeriod:
-      input.spend_limit_period === "lifetime" ? null : (input.spend_limit_period ?? null),
-  });
+  const record = await store.createKey(
+    {
+      accountId,
+      name: input.name ?? "default",
+      keyHash: hashSecret(secret),
+      prefix: visiblePrefix(secret),
+      models: input.models ?? [],
+      modelAliases: input.model_aliases ?? {},
+      rpm: input.rpm ?? null,
+      tpm: input.tpm ?? null,
+      concurrency: input.concurrency ?? null,
+      expiresAt:
+        input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
+      parentKeyId: input.parentKeyId ?? null,
+      spendLimitMicros: input.spend_limit_micros ?? null,
+      spendLimitPeriod:
+        input.spend_limit_period === "lifetime" ? null : (input.spend_limit_period ?? null),
+    },
+    audit,
+  );
   return { key: secret, record };
 }
