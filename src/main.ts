@@ -43,7 +43,7 @@ import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
 import { catalogRoutes, circuitStateGauge, createRouteHealth } from "./routing/index.ts";
 import { type RedisConnection, randomBase62, type Store } from "./store/index.ts";
-import { startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
+import { createBudgetAlerts, startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
 import {
   checkWebhookUrl,
   createWebhookDispatcher,
@@ -187,6 +187,13 @@ export async function buildServices(
     instanceId: options.instanceId,
     metrics,
   });
+  const budgets = createBudgetAlerts({
+    store: options.store,
+    webhooks: webhookDispatcher(config),
+    logger: options.logger,
+    clock: () => (services ?? { now: Date.now }).now(),
+    thresholds: () => (services?.config ?? config).budgets.alert_thresholds,
+  });
   services = {
     config,
     store: options.store,
@@ -196,7 +203,12 @@ export async function buildServices(
     }),
     catalog,
     providers,
-    billing: createLedgerBilling(options.store, { instanceId: options.instanceId }),
+    billing: createLedgerBilling(options.store, {
+      instanceId: options.instanceId,
+      clock: () => (services ?? { now: Date.now }).now(),
+      onCharged: (charge) => budgets.charged(charge),
+    }),
+    budgets,
     quotas: options.redis
       ? createRedisQuotas({
           ...quotaDefaults(config.limits),
@@ -249,6 +261,24 @@ function createMetrics(store: Store, redis: RedisConnection | undefined): Gatewa
     probeStore: () => store.findAccountById("acc_metrics_probe"),
     ...(redis ? { redisReady: () => redis.ready } : {}),
     countUnfinishedVideoTasks: () => store.countUnfinishedVideoTasks(),
+  });
+}
+
+/** Signed webhook delivery on the `webhooks.*` settings, for budget alerts. */
+function webhookDispatcher(config: Config) {
+  return createWebhookDispatcher({
+    policy: {
+      allowLoopback: config.webhooks.allow_loopback,
+      allowPrivate: config.webhooks.allow_private_addresses,
+    },
+    timeoutMs: config.webhooks.timeout_ms,
+    schedule: {
+      baseDelayMs: config.webhooks.retry_base_ms,
+      factor: 3,
+      maxDelayMs: config.webhooks.retry_max_ms,
+      jitter: 0.1,
+      giveUpAfterMs: config.webhooks.give_up_after_seconds * 1000,
+    },
   });
 }
 
@@ -446,6 +476,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     }
     cleanups.push(() => services.providers.close());
     cleanups.push(() => services.videoTasks.close());
+    cleanups.push(async () => services.budgets?.stop());
     // Load the tokenizer before listening: building it blocks the event loop for about a second.
     await warmTokenizer();
     const recovery = await startInflightRecovery(store, {

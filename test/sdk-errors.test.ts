@@ -122,7 +122,9 @@ describe("error bodies through the official SDKs", () => {
       const body = (await raw.json()) as Record<string, unknown>;
       expect(body).toMatchObject({
         code: "Throttling.RateQuota",
-        message: "Requests rate limit exceeded, please try again later.",
+        message: expect.stringMatching(
+          /^Requests rate limit exceeded: this key allows 1 requests per minute; retry in \d+ s\.$/,
+        ),
         request_id: raw.headers.get("x-request-id"),
       });
 
@@ -133,7 +135,9 @@ describe("error bodies through the official SDKs", () => {
       expect(error.status).toBe(429);
       expect(error.code).toBe("Throttling.RateQuota");
       expect(error.type).toBe("rate_limit_error");
-      expect(error.message).toBe("429 Requests rate limit exceeded, please try again later.");
+      expect(error.message).toMatch(
+        /^429 Requests rate limit exceeded: this key allows 1 requests per minute; retry in \d+ s\.$/,
+      );
       expect(error.headers?.get("retry-after")).toMatch(/^\d+$/);
     });
   });
@@ -226,7 +230,7 @@ describe("error bodies through the official SDKs", () => {
       const quota = await failure(client.messages.create(request), Anthropic.RateLimitError);
       expect(quota.type).toBe("rate_limit_error");
       expect(quota.errorCode).toBe("rate_limited");
-      expect(quota.apiMessage).toBe("Requests rate limit exceeded, please try again later.");
+      expect(quota.apiMessage).toMatch(/^Requests rate limit exceeded: this key allows 1 requests/);
     });
   });
 });

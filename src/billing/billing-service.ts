@@ -13,6 +13,7 @@ import { GatewayError } from "../errors/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { BillingStore, UsageRecord } from "../store/index.ts";
 import { breakdownOf, priceUsage } from "./pricing.ts";
+import { type KeySpendLimit, spendLimitChecks, spendLimitReached } from "./spend-limits.ts";
 
 export interface ReserveInput {
   requestId: string;
@@ -26,6 +27,8 @@ export interface ReserveInput {
   floorMicros?: number;
   /** The output cap sent upstream, when it was lowered to fit the balance. */
   outputCapLoweredTo?: number;
+  /** The key spend caps the hold must fit under (`spendLimitsOf(key)`). */
+  spendLimits?: readonly KeySpendLimit[];
 }
 
 export interface Settlement {
@@ -110,6 +113,8 @@ export interface LedgerBillingOptions {
   /** The process placing holds (named in their in-flight rows). */
   instanceId: string;
   clock?: () => number;
+  /** Told of every charge once it is written (soft-limit alerts watch the account's spend). */
+  onCharged?: (charge: { accountId: string; keyId: string; costMicros: number }) => void;
 }
 
 export function createLedgerBilling(
@@ -122,6 +127,7 @@ export function createLedgerBilling(
       const started = clock();
       const hold = Math.max(0, Math.ceil(input.estimateMicros));
       if (hold > 0) {
+        const limits = input.spendLimits ?? [];
         const result = await store.placeHold({
           requestId: input.requestId,
           accountId: input.accountId,
@@ -131,7 +137,10 @@ export function createLedgerBilling(
           instanceId: options.instanceId,
           amountMicros: hold,
           floorMicros: Math.max(0, Math.min(hold, Math.floor(input.floorMicros ?? 0))),
+          ...(limits.length > 0 && { spendLimits: spendLimitChecks(limits, started) }),
         });
+        if (!result.placed && result.spendLimit)
+          throw spendLimitReached(result.spendLimit, limits, hold, started);
         if (!result.placed) {
           throw new GatewayError("insufficient_balance", {
             required: hold,
@@ -155,7 +164,13 @@ export function createLedgerBilling(
             record.breakdown = priced.breakdown;
             record.overrunMicros = priced.overrunMicros;
             record.outputCapLoweredTo = input.outputCapLoweredTo ?? null;
-            await store.settle(record);
+            const { alreadySettled } = await store.settle(record);
+            if (!alreadySettled && priced.costMicros > 0)
+              options.onCharged?.({
+                accountId: input.accountId,
+                keyId: input.keyId,
+                costMicros: priced.costMicros,
+              });
             return {
               costMicros: priced.costMicros,
               breakdown: priced.breakdown,

@@ -7,4 +7,5 @@ export * from "./billing-service.ts";
 export * from "./delivered-usage.ts";
 export * from "./inflight-recovery.ts";
 export * from "./pricing.ts";
+export * from "./spend-limits.ts";
 export * from "./tokenizer.ts";

@@ -305,6 +305,19 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    budgets: Type.Object(
+      {
+        /**
+         * Fractions of an account's `monthly_budget_micros` at which a soft-limit alert goes out
+         * (logged, and sent to the account's budget webhook), once each per month.
+         */
+        alert_thresholds: Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 10 }), {
+          maxItems: 20,
+          default: [0.5, 0.8, 1],
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );

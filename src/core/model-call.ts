@@ -9,7 +9,12 @@
  * delivery ends (`core/deliver`).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { Reservation, SettleDetails, Settlement } from "../billing/index.ts";
+import {
+  type Reservation,
+  type SettleDetails,
+  type Settlement,
+  spendLimitsOf,
+} from "../billing/index.ts";
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
@@ -110,6 +115,7 @@ const REFUSALS = new Map<string, RefusalKind>([
   ["concurrency_limited", "concurrency"],
   ["quota_unavailable", "quota_unavailable"],
   ["insufficient_balance", "balance"],
+  ["key_spend_limit_reached", "spend_limit"],
 ]);
 
 async function runModelCall<S extends TSchema>(
@@ -165,6 +171,7 @@ async function runModelCall<S extends TSchema>(
         keyId: caller.key.id,
         model,
         endpoint: endpoint.path,
+        spendLimits: spendLimitsOf(caller.key),
       });
       reservation = trackHold(held.reservation, services.metrics ?? NO_METRICS);
       body = held.body;

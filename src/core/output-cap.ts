@@ -4,9 +4,15 @@
  * client's, else the model's maximum output), and the hold covers it. When the available balance
  * cannot cover that cap, the cap is lowered to the largest one it covers (unless the operator
  * chose `billing.when_balance_short: reject`); 402 only when not even `min_output_tokens` fit.
+ * A key spend cap short of the hold lowers the cap the same way, to what the cap has left.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { CostEstimate, Reservation, ReserveInput } from "../billing/index.ts";
+import {
+  type CostEstimate,
+  type Reservation,
+  type ReserveInput,
+  spendLimitRoom,
+} from "../billing/index.ts";
 import type { CatalogModel } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { Services } from "./services.ts";
@@ -78,6 +84,7 @@ export async function holdRequest<S extends TSchema>(
       estimateMicros: cost?.costMicros ?? 0,
       floorMicros: cost?.floorMicros,
       outputCapLoweredTo,
+      ...(reserve.spendLimits && { spendLimits: reserve.spendLimits }),
     });
   try {
     const reservation = await place(estimate);
@@ -90,11 +97,12 @@ export async function holdRequest<S extends TSchema>(
       !estimateCost ||
       services.config.billing.when_balance_short !== "lower_output_cap" ||
       !GatewayError.isInstance(error) ||
-      error.code !== "insufficient_balance"
+      (error.code !== "insufficient_balance" && error.code !== "key_spend_limit_reached")
     )
       throw error;
     const account = await services.store.findAccountById(reserve.accountId);
-    const available = account ? account.balanceMicros - account.heldMicros : 0;
+    const balance = account ? account.balanceMicros - account.heldMicros : 0;
+    const available = Math.min(balance, spendLimitRoom(error) ?? balance);
     const lowered = await largestFittingCap(
       sent,
       model,

@@ -12,7 +12,7 @@ import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { RouteHealth } from "../routing/index.ts";
 import type { Store } from "../store/index.ts";
-import type { VideoTaskService } from "../tasks/index.ts";
+import type { BudgetAlerts, VideoTaskService } from "../tasks/index.ts";
 import type { GatewayMetrics, GatewayTracer } from "../telemetry/index.ts";
 
 export interface Services {
@@ -30,6 +30,8 @@ export interface Services {
   logger: Logger;
   /** Where lifecycle points report metrics; absent means none are kept (`metricsOf`). */
   metrics?: GatewayMetrics;
+  /** Soft-limit alerts of account budgets (docs/budgets.md); absent: none are sent. */
+  budgets?: BudgetAlerts;
   /** Makes request and upstream-attempt spans; absent means tracing is off (docs/observability.md). */
   tracer?: GatewayTracer;
   /** Circuit breakers per upstream route (this instance's memory); absent: every route is tried. */

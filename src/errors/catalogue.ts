@@ -221,20 +221,29 @@ export const ERROR_CATALOGUE = {
     message:
       "Insufficient balance: this request may cost up to {required} micro-USD and {available} are available.",
   },
+  key_spend_limit_reached: {
+    status: 402,
+    type: "spend_limit_reached",
+    message:
+      "{subject} of {limit} is reached; {reset}. ({used} spent or held this period; this request may cost up to {required}.)",
+  },
   rate_limited: {
     status: 429,
     type: "rate_limit_error",
-    message: "Requests rate limit exceeded, please try again later.",
+    message:
+      "Requests rate limit exceeded: {holder} allows {limit} requests per minute{origin}; retry in {retry_after} s.",
   },
   token_rate_limited: {
     status: 429,
     type: "rate_limit_error",
-    message: "Tokens per minute quota exceeded, please try again later.",
+    message:
+      "Tokens per minute quota exceeded: {holder} allows {limit} tokens per minute{origin}; retry in {retry_after} s.",
   },
   concurrency_limited: {
     status: 429,
     type: "rate_limit_error",
-    message: "Too many concurrent requests for this key, please try again later.",
+    message:
+      "Too many concurrent requests: {holder} allows {limit} at a time{origin}; retry when one finishes.",
   },
   too_many_attempts: {
     status: 429,

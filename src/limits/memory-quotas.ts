@@ -128,20 +128,21 @@ export function createMemoryQuotas(
         if (holder.rpm !== null) {
           const window = windowOf(admissions, holder.id, time);
           const resetMs = window.resetMs(time);
-          if (window.size >= holder.rpm) throw quotaExceeded("requests", holder.rpm, resetMs);
+          if (window.size >= holder.rpm)
+            throw quotaExceeded("requests", holder.rpm, resetMs, holder);
           const remaining = holder.rpm - window.size - 1;
           requests = tighter(requests, { limit: holder.rpm, remaining, resetMs });
         }
         if (holder.tpm !== null) {
           const window = windowOf(tokens, holder.id, time);
           const resetMs = window.resetMs(time);
-          if (window.sum >= holder.tpm) throw quotaExceeded("tokens", holder.tpm, resetMs);
+          if (window.sum >= holder.tpm) throw quotaExceeded("tokens", holder.tpm, resetMs, holder);
           const remaining = holder.tpm - window.sum;
           tokenBudget = tighter(tokenBudget, { limit: holder.tpm, remaining, resetMs });
         }
         if (holder.concurrency !== null) {
           if (openLeases(holder.id, time).size >= holder.concurrency)
-            throw quotaExceeded("concurrency", holder.concurrency, 0);
+            throw quotaExceeded("concurrency", holder.concurrency, 0, holder);
           concurrency = Math.min(concurrency ?? holder.concurrency, holder.concurrency);
         }
       }

@@ -151,9 +151,9 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
       } catch (error) {
         return unavailable(error);
       }
-      const [verdict = 0, limit = 0, resetMs = 0] = reply;
+      const [verdict = 0, limit = 0, resetMs = 0, index = 0] = reply;
       const refused = KINDS[verdict];
-      if (refused) throw quotaExceeded(refused, limit, resetMs);
+      if (refused) throw quotaExceeded(refused, limit, resetMs, limited[index] ?? limited[0]!);
       // 0, then the tightest rpm (limit, remaining, reset), tpm (same) and concurrency (-1: none).
       const [
         ,

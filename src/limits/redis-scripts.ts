@@ -13,7 +13,8 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 /**
  * KEYS: per budget holder, its rpm set, lease set and tpm hash. ARGV: lease member, lease ms,
  * window ms, holder count, then per holder its rpm, concurrency and tpm limits (-1: none).
- * Returns `{kind, limit, resetMs}` for a refusal (1 rpm, 2 concurrency, 3 tpm), else `{0,
+ * Returns `{kind, limit, resetMs, holder}` for a refusal (1 rpm, 2 concurrency, 3 tpm; holder:
+ * its index, from 0), else `{0,
  * rpm, rpmRemaining, rpmReset, tpm, tpmRemaining, tpmReset, concurrency}` of the tightest
  * budgets (-1: none), having spent one request and one lease of every budget.
  */
@@ -38,7 +39,7 @@ for i = 0, holders - 1 do
     local reset = windowMs
     local oldest = redis.call('ZRANGE', rpmKey, 0, 0, 'WITHSCORES')
     if oldest[2] then reset = tonumber(oldest[2]) + windowMs - now end
-    if count >= rpm then return {1, rpm, reset} end
+    if count >= rpm then return {1, rpm, reset, i} end
     local left = rpm - count - 1
     if rpmBest < 0 or left < rpmLeft then rpmBest, rpmLeft, rpmReset = rpm, left, reset end
   end
@@ -57,13 +58,13 @@ for i = 0, holders - 1 do
     end
     local reset = windowMs
     if first ~= nil then reset = (first + 1) * 1000 + windowMs - now end
-    if used >= tpm then return {3, tpm, reset} end
+    if used >= tpm then return {3, tpm, reset, i} end
     local left = tpm - used
     if tpmBest < 0 or left < tpmLeft then tpmBest, tpmLeft, tpmReset = tpm, left, reset end
   end
   if conc >= 0 then
     redis.call('ZREMRANGEBYSCORE', concKey, '-inf', now)
-    if redis.call('ZCARD', concKey) >= conc then return {2, conc, 0} end
+    if redis.call('ZCARD', concKey) >= conc then return {2, conc, 0, i} end
     if concBest < 0 or conc < concBest then concBest = conc end
   end
 end

@@ -15,12 +15,21 @@ export class HoldBook {
     string,
     {
       accountId: string;
+      keyId: string | null;
       amountMicros: number;
       inflight?: InflightRequestsTable;
       recorded?: boolean;
     }
   >();
   readonly #byAccount = new Map<string, number>();
+  readonly #byKey = new Map<string, number>();
+
+  /** Sum of the open holds of the keys `keyIds` (a key's spend cap counts them). */
+  heldForKeys(keyIds: readonly string[]): number {
+    let total = 0;
+    for (const id of keyIds) total += this.#byKey.get(id) ?? 0;
+    return total;
+  }
 
   /** Sum of the open holds of `accountId`, leaving out the one of `exceptRequestId`. */
   heldFor(accountId: string, exceptRequestId?: string): number {
@@ -45,8 +54,15 @@ export class HoldBook {
     inflight?: InflightRequestsTable,
   ): void {
     this.remove(requestId);
-    this.#byRequest.set(requestId, { accountId, amountMicros, ...(inflight && { inflight }) });
+    const keyId = inflight?.key_id ?? null;
+    this.#byRequest.set(requestId, {
+      accountId,
+      keyId,
+      amountMicros,
+      ...(inflight && { inflight }),
+    });
     this.#byAccount.set(accountId, (this.#byAccount.get(accountId) ?? 0) + amountMicros);
+    if (keyId !== null) this.#byKey.set(keyId, (this.#byKey.get(keyId) ?? 0) + amountMicros);
   }
 
   /** The in-flight row to write now (once per hold), or undefined when written or unknown. */
@@ -69,5 +85,9 @@ export class HoldBook {
     const left = (this.#byAccount.get(hold.accountId) ?? 0) - hold.amountMicros;
     if (left === 0) this.#byAccount.delete(hold.accountId);
     else this.#byAccount.set(hold.accountId, left);
+    if (hold.keyId === null) return;
+    const keyLeft = (this.#byKey.get(hold.keyId) ?? 0) - hold.amountMicros;
+    if (keyLeft === 0) this.#byKey.delete(hold.keyId);
+    else this.#byKey.set(hold.keyId, keyLeft);
   }
 }

@@ -7,6 +7,7 @@ import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { sqlAuditStore } from "./sql-audit.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
+import { sqlBudgetStore } from "./sql-budgets.ts";
 import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
@@ -26,6 +27,7 @@ export {
 } from "./redis.ts";
 export type * from "./task-types.ts";
 export type * from "./types.ts";
+export { SPEND_LIMIT_PERIODS } from "./types.ts";
 
 export interface StoreOptions {
   /**
@@ -63,6 +65,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlResponseStore(handle.db),
     ...sqlAuditStore(handle.db, handle.transactions),
     ...sqlCreditCodeStore(handle.db, handle.transactions),
+    ...sqlBudgetStore(handle.db, holds),
     close: () => handle.close(),
   };
 }

@@ -321,6 +321,37 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0011_spend_limits": {
+      // Budgets (docs/budgets.md): a key's spend cap and its period (null: lifetime); an
+      // account's monthly budget with the webhook its soft-limit alerts go to; and one row per
+      // alert sent, whose primary key makes each threshold alert once per period, across
+      // instances.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable("api_keys").addColumn("spend_limit_micros", "bigint").execute();
+        await db.schema.alterTable("api_keys").addColumn("spend_limit_period", "text").execute();
+        await db.schema
+          .createTable("account_budgets")
+          .addColumn("account_id", "text", (c) => c.primaryKey().references("accounts.id"))
+          .addColumn("monthly_budget_micros", "bigint", (c) => c.notNull())
+          .addColumn("webhook_url", "text")
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable("budget_alerts")
+          .addColumn("account_id", "text", (c) => c.notNull().references("accounts.id"))
+          .addColumn("period_start", "bigint", (c) => c.notNull())
+          .addColumn("threshold_bp", "integer", (c) => c.notNull())
+          .addColumn("spent_micros", "bigint", (c) => c.notNull())
+          .addColumn("budget_micros", "bigint", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("budget_alerts_pk", [
+            "account_id",
+            "period_start",
+            "threshold_bp",
+          ])
+          .execute();
+      },
+    },
     "0012_credit_codes": {
       // Prepaid credit codes (src/endpoints/credit-codes): an operator makes them, an account
       // redeems one once. Only the code's SHA-256 hash is kept, with a short prefix to show.

@@ -34,6 +34,10 @@ export interface ApiKeysTable {
   created_at: number;
   /** The key that minted this one (migration 0005); null for keys made by a session or admin. */
   parent_key_id: string | null;
+  /** The most the key (with every key below it) may spend per period (migration 0011). */
+  spend_limit_micros: number | null;
+  /** `daily`, `weekly` or `monthly` (UTC); null: the cap is for the key's lifetime. */
+  spend_limit_period: string | null;
 }
 
 export interface SessionsTable {
@@ -213,6 +217,25 @@ export interface CreditCodesTable {
   revoked_at: number | null;
 }
 
+/** An account's monthly budget for soft-limit alerts (migration 0011). */
+export interface AccountBudgetsTable {
+  account_id: string;
+  monthly_budget_micros: number;
+  /** Where `budget.threshold_reached` events are sent, signed; null: logged only. */
+  webhook_url: string | null;
+  updated_at: number;
+}
+
+/** One soft-limit alert sent: a threshold (in basis points) reached in a month. */
+export interface BudgetAlertsTable {
+  account_id: string;
+  period_start: number;
+  threshold_bp: number;
+  spent_micros: number;
+  budget_micros: number;
+  created_at: number;
+}
+
 export interface Database {
   usage_records: UsageRecordsTable;
   accounts: AccountsTable;
@@ -226,4 +249,6 @@ export interface Database {
   responses: ResponsesTable;
   audit_events: AuditEventsTable;
   credit_codes: CreditCodesTable;
+  account_budgets: AccountBudgetsTable;
+  budget_alerts: BudgetAlertsTable;
 }

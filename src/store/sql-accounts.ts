@@ -9,7 +9,15 @@ import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
 import { auditInsert } from "./sql-audit.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type { Account, AccountStore, ApiKeyRecord, KeyStore, SessionStore } from "./types.ts";
+import {
+  type Account,
+  type AccountStore,
+  type ApiKeyRecord,
+  type KeyStore,
+  type SessionStore,
+  SPEND_LIMIT_PERIODS,
+  type SpendLimitPeriod,
+} from "./types.ts";
 
 function toAccount(row: Selectable<AccountsTable>): Account {
   return {
@@ -54,6 +62,14 @@ function readNumber(value: number | string | null): number | null {
   return value === null ? null : Number(value);
 }
 
+/** A period that cannot be read is the tightest one (fail closed), rather than a lifetime. */
+function readPeriod(value: string | null): SpendLimitPeriod | null {
+  if (value === null) return null;
+  return (SPEND_LIMIT_PERIODS as readonly string[]).includes(value)
+    ? (value as SpendLimitPeriod)
+    : "daily";
+}
+
 /** A stored key, whatever its columns hold: reading a row never throws. */
 function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
@@ -71,6 +87,8 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     revokedAt: readNumber(row.revoked_at),
     createdAt: Number(row.created_at),
     parentKeyId: row.parent_key_id ?? null,
+    spendLimitMicros: readNumber(row.spend_limit_micros ?? null),
+    spendLimitPeriod: readPeriod(row.spend_limit_period ?? null),
   };
 }
 
@@ -218,6 +236,9 @@ export function sqlAccountStore(
         revoked_at: null,
         created_at: Date.now(),
         parent_key_id: input.parentKeyId ?? null,
+        spend_limit_micros: input.spendLimitMicros ?? null,
+        spend_limit_period:
+          input.spendLimitMicros == null ? null : (input.spendLimitPeriod ?? null),
       };
       const insert = db.insertInto("api_keys").values(row);
       const key = toKey(row);

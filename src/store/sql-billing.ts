@@ -22,9 +22,16 @@ import type {
   LedgerEntriesTable,
   UsageRecordsTable,
 } from "./schema.ts";
+import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type { BillingStore, HoldInput, UsageQuery, UsageRecord } from "./types.ts";
+import type {
+  BillingStore,
+  HoldInput,
+  SpendLimitRefusal,
+  UsageQuery,
+  UsageRecord,
+} from "./types.ts";
 
 export function toRow(record: UsageRecord): UsageRecordsTable {
   return {
@@ -224,6 +231,15 @@ function filtered(db: Kysely<Database>, query: UsageQuery) {
   return select;
 }
 
+/** The refusal of a hold that a key's spend cap has no room for. */
+export function refusedByCap(capped: SpendLimitRefusal) {
+  return {
+    placed: false as const,
+    availableMicros: Math.max(0, capped.limitMicros - capped.spentMicros - capped.heldMicros),
+    spendLimit: capped,
+  };
+}
+
 export function sqlBillingStore(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
@@ -245,6 +261,13 @@ export function sqlBillingStore(
           .run(function* () {
             const availableMicros = yield* availableFor(q, accountId, book, requestId);
             if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
+            book.remove(requestId);
+            const capped = yield* checkSpendLimits(
+              db,
+              { accountId, amountMicros, limits: input.spendLimits, lockAccount: false },
+              book,
+            );
+            if (capped) return refusedByCap(capped);
             // The in-flight row waits until the request starts delivering (`recordInflight`).
             book.place(requestId, accountId, amountMicros, inflightRow(input, input.floorMicros));
             return { placed: true as const };
@@ -255,6 +278,17 @@ export function sqlBillingStore(
           });
       }
       return transactions.run(function* () {
+        const capped = yield* checkSpendLimits(
+          db,
+          {
+            accountId,
+            amountMicros,
+            limits: input.spendLimits,
+            lockAccount: !transactions.inProcess,
+          },
+          undefined,
+        );
+        if (capped) return refusedByCap(capped);
         const updated = yield q.reserve({ accountId, amount: amountMicros });
         if (updated.length === 0) {
           const [account] = (yield q.available({ accountId })) as Array<{

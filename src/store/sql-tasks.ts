@@ -11,6 +11,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
+import { checkSpendLimits } from "./spend-limits.ts";
 import { auditInsert } from "./sql-audit.ts";
 import { availableFor, entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
 import { fromRow, json, newRow, parse } from "./sql-task-rows.ts";
@@ -76,6 +77,17 @@ export function sqlTaskStore(
           const availableMicros = yield* availableFor(q, task.accountId, holds);
           if (availableMicros < task.holdMicros)
             return { kind: "insufficient_balance" as const, availableMicros };
+          const capped = yield* checkSpendLimits(
+            db,
+            {
+              accountId: task.accountId,
+              amountMicros: task.holdMicros,
+              limits: task.spendLimits,
+              lockAccount: !transactions.inProcess,
+            },
+            holds,
+          );
+          if (capped) return { kind: "spend_limit" as const, spendLimit: capped };
           // On PostgreSQL the update is conditional again, so a concurrent hold cannot overdraw.
           const placed = yield q.reserve({ accountId: task.accountId, amount: task.holdMicros });
           if (placed.length === 0)

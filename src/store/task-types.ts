@@ -4,7 +4,7 @@
  * creation with a durable hold, leases for polling and delivery, exactly-once finalization.
  */
 import type { AuditOrigin } from "./audit-types.ts";
-import type { UsageRecord } from "./types.ts";
+import type { SpendLimitCheck, SpendLimitRefusal, UsageRecord } from "./types.ts";
 
 /** Normalized states of a video task (the vendor's own record is kept beside them). */
 export type VideoTaskState = "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
@@ -80,13 +80,18 @@ export type NewVideoTask = Pick<
   | "holdMicros"
   | "webhookUrl"
   | "nextPollAt"
->;
+> & {
+  /** Spend caps the task's hold must fit under (see HoldInput). */
+  spendLimits?: readonly SpendLimitCheck[];
+};
 
 export type CreateTaskResult =
   | { kind: "created"; task: VideoTask }
   /** The account already has a task with this idempotency key. */
   | { kind: "existing"; task: VideoTask }
-  | { kind: "insufficient_balance"; availableMicros: number };
+  | { kind: "insufficient_balance"; availableMicros: number }
+  /** A key's spend cap has no room for the task's hold. */
+  | { kind: "spend_limit"; spendLimit: SpendLimitRefusal };
 
 /** What a poll learned about a task that is not final yet. */
 export interface VideoTaskProgress {

@@ -18,6 +18,10 @@ export interface Account {
   createdAt: number;
 }
 
+/** The periods a key's spend cap may count over (UTC boundaries; weeks start on Monday). */
+export const SPEND_LIMIT_PERIODS = ["daily", "weekly", "monthly"] as const;
+export type SpendLimitPeriod = (typeof SPEND_LIMIT_PERIODS)[number];
+
 export interface ApiKeyRecord {
   id: string;
   accountId: string;
@@ -36,6 +40,10 @@ export interface ApiKeyRecord {
   createdAt: number;
   /** The key that minted this one (`POST /v1/account/keys` with a key); null otherwise. */
   parentKeyId: string | null;
+  /** The most this key and the keys below it may spend per period; null: no cap. */
+  spendLimitMicros?: number | null;
+  /** The cap's period; null: the key's lifetime. */
+  spendLimitPeriod?: SpendLimitPeriod | null;
   /**
    * The keys above this one, nearest first, when the authenticator loaded them: the key shares
    * each one's rate and concurrency budget and stops working when any of them does.
@@ -55,6 +63,8 @@ export interface NewApiKey {
   concurrency?: number | null;
   expiresAt?: number | null;
   parentKeyId?: string | null;
+  spendLimitMicros?: number | null;
+  spendLimitPeriod?: SpendLimitPeriod | null;
 }
 
 export interface LedgerEntry {
@@ -189,7 +199,8 @@ export interface Store
     TaskStore,
     ResponseStore,
     AuditStore,
-    CreditCodeStore {
+    CreditCodeStore,
+    BudgetStore {
   close(): Promise<void>;
 }
 
@@ -255,6 +266,22 @@ export interface HoldInput {
   amountMicros: number;
   /** The least the request is charged if the process dies before settling it: its input. */
   floorMicros: number;
+  /** Spend caps the hold must fit under (the key's and its ancestors'), checked with it. */
+  spendLimits?: readonly SpendLimitCheck[];
+}
+
+/** A key's spend cap as one hold checks it. */
+export interface SpendLimitCheck {
+  keyId: string;
+  limitMicros: number;
+  /** Start of the current period, Unix ms (0 for a lifetime cap). */
+  since: number;
+}
+
+/** The cap a hold did not fit under, with what its period had spent and held. */
+export interface SpendLimitRefusal extends SpendLimitCheck {
+  spentMicros: number;
+  heldMicros: number;
 }
 
 /** What a long stream has delivered so far, written now and then (see `checkpoint`). */
@@ -287,7 +314,15 @@ export interface DeadRequestFilter {
   heartbeatBefore?: number;
 }
 
-export type HoldResult = { placed: true } | { placed: false; availableMicros: number };
+export type HoldResult =
+  | { placed: true }
+  | {
+      placed: false;
+      /** What could still be held: of the balance, or under `spendLimit` when that refused. */
+      availableMicros: number;
+      /** Set when a spend cap refused the hold (the balance may have covered it). */
+      spendLimit?: SpendLimitRefusal;
+    };
 
 export interface UsageQuery {
   accountId: string;
@@ -393,4 +428,42 @@ export interface CreditCodeStore {
     /** Who redeems: a `credit_code.redeem` event in the redemption's transaction. */
     audit?: AuditOrigin;
   }): Promise<RedeemResult>;
+}
+
+/** An account's monthly budget (soft limit: alerts, never refusals). */
+export interface AccountBudget {
+  accountId: string;
+  monthlyBudgetMicros: number;
+  webhookUrl: string | null;
+  updatedAt: number;
+}
+
+export interface BudgetStore {
+  findAccountBudget(accountId: string): Promise<AccountBudget | undefined>;
+  /** Sets (or, with null, removes) the account's budget. */
+  setAccountBudget(
+    accountId: string,
+    budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
+  ): Promise<AccountBudget | undefined>;
+  /** What the account was charged since `since` (Unix ms), from its usage records. */
+  accountSpend(accountId: string, since: number): Promise<number>;
+  /** What the key and the keys below it were charged since `since`, and hold now. */
+  keySpend(
+    accountId: string,
+    keyId: string,
+    since: number,
+  ): Promise<{ spentMicros: number; heldMicros: number }>;
+  /**
+   * Records that `thresholdBp` (basis points of the budget) was reached in the period starting
+   * at `periodStart`; true only for the first caller, so each alert goes out once.
+   */
+  claimBudgetAlert(alert: {
+    accountId: string;
+    periodStart: number;
+    thresholdBp: number;
+    spentMicros: number;
+    budgetMicros: number;
+  }): Promise<boolean>;
+  /** The thresholds (basis points) already alerted in the period. */
+  listBudgetAlerts(accountId: string, periodStart: number): Promise<number[]>;
 }

@@ -5,6 +5,7 @@
  */
 import type { VideoTask } from "../store/index.ts";
 
+export * from "./budget-alerts.ts";
 export * from "./poll-schedule.ts";
 export * from "./settle-task.ts";
 export * from "./task-record.ts";

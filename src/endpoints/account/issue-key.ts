@@ -6,9 +6,16 @@
  */
 import { Type } from "@sinclair/typebox";
 import { generateApiKey, hashSecret, visiblePrefix } from "../../auth/index.ts";
+import { formatUsd } from "../../billing/index.ts";
 import type { Catalog } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { ApiKeyRecord, AuditOrigin, Store } from "../../store/index.ts";
+import {
+  type ApiKeyRecord,
+  type AuditOrigin,
+  SPEND_LIMIT_PERIODS,
+  type SpendLimitPeriod,
+  type Store,
+} from "../../store/index.ts";
 
 /** Upper bounds of a key's numeric options (each fits a 32-bit integer column). */
 export const MAX_KEY_RPM = 1_000_000_000;
@@ -17,6 +24,8 @@ export const MAX_KEY_CONCURRENCY = 1_000_000;
 /** The latest expiry a key may have: 9999-12-31T23:59:59Z (Unix seconds). */
 export const MAX_EXPIRES_AT_SECONDS = 253_402_300_799;
 const MAX_EXPIRES_AT_MS = MAX_EXPIRES_AT_SECONDS * 1000;
+/** The highest spend cap a key may have: one billion dollars, in micro-USD. */
+export const MAX_KEY_SPEND_LIMIT_MICROS = 1_000_000_000_000_000;
 /** Keys minted by keys nest at most this deep (a key made by a session or admin is level 1). */
 export const MAX_KEY_DEPTH = 10;
 
@@ -43,6 +52,29 @@ export const KeyOptions = Type.Object(
     rpm: limit(MAX_KEY_RPM),
     tpm: limit(MAX_KEY_TPM),
     concurrency: limit(MAX_KEY_CONCURRENCY),
+    spend_limit_micros: Type.Optional(
+      Type.Union([
+        Type.Integer({
+          minimum: 0,
+          maximum: MAX_KEY_SPEND_LIMIT_MICROS,
+          description:
+            "The most this key, with every key minted below it, may spend per `spend_limit_period` (micro-USD); null or absent: no cap.",
+        }),
+        Type.Null(),
+      ]),
+    ),
+    spend_limit_period: Type.Optional(
+      Type.Union([
+        Type.Union(
+          [...SPEND_LIMIT_PERIODS, "lifetime" as const].map((period) => Type.Literal(period)),
+          {
+            description:
+              "`daily`, `weekly` (from Monday) or `monthly`, in UTC; `lifetime`, null or absent: the key's lifetime.",
+          },
+        ),
+        Type.Null(),
+      ]),
+    ),
     expires_at: Type.Optional(
       Type.Union([
         Type.String({ maxLength: 64, description: "ISO 8601 time, 1970 to 9999." }),
@@ -65,6 +97,8 @@ export interface KeyInput {
   rpm?: number | null;
   tpm?: number | null;
   concurrency?: number | null;
+  spend_limit_micros?: number | null;
+  spend_limit_period?: SpendLimitPeriod | "lifetime" | null;
   /** ISO 8601 string or Unix seconds. */
   expires_at?: string | number | null;
   /** The expiry in Unix ms, already bounded (set by `limitToCallerKey`; wins over `expires_at`). */
@@ -143,12 +177,53 @@ function tighter(
   return wanted;
 }
 
+/** A period without a cap is a mistake worth a 400, not a key without a cap. */
+function checkSpendLimitInput(input: KeyInput): void {
+  if (
+    input.spend_limit_period !== undefined &&
+    input.spend_limit_period !== null &&
+    input.spend_limit_period !== "lifetime" &&
+    (input.spend_limit_micros === undefined || input.spend_limit_micros === null)
+  ) {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: "Invalid 'spend_limit_period': set 'spend_limit_micros' with it." },
+      { param: "spend_limit_period" },
+    );
+  }
+}
+
+/**
+ * A minted key's spend cap is at most its parent's: absent, it takes the parent's cap and
+ * period; above it, a 400. (The parent's cap counts the child's spend as well, whatever the
+ * child's own cap.)
+ */
+function tighterSpendLimit(input: KeyInput, caller: ApiKeyRecord) {
+  const cap = caller.spendLimitMicros ?? null;
+  const wanted = input.spend_limit_micros;
+  if (cap === null) return {};
+  if (wanted === undefined || wanted === null)
+    return { spend_limit_micros: cap, spend_limit_period: caller.spendLimitPeriod ?? null };
+  if (wanted > cap) {
+    const period = caller.spendLimitPeriod ?? "lifetime";
+    throw new GatewayError(
+      "invalid_parameter",
+      {
+        detail: `Invalid 'spend_limit_micros': the calling key's spend is limited to ${cap} micro-USD (${formatUsd(cap)}, ${period}); a key it mints cannot have a higher cap.`,
+      },
+      { param: "spend_limit_micros" },
+    );
+  }
+  return {};
+}
+
 /**
  * A key that creates a key cannot hand out more than it has: the new key inherits the caller
- * key's model allowlist, rate limits and expiry as upper bounds (session tokens have none), and
- * records the caller as its parent.
+ * key's model allowlist, rate limits, spend cap and expiry as upper bounds (session tokens have
+ * none), and records the caller as its parent.
  */
 export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefined): KeyInput {
+  checkSpendLimitInput(input);
   if (!caller) return input;
   if ((caller.ancestors?.length ?? 0) + 1 >= MAX_KEY_DEPTH) {
     throw new GatewayError("invalid_request", {
@@ -175,6 +250,7 @@ export function limitToCallerKey(input: KeyInput, caller: ApiKeyRecord | undefin
     rpm: tighter("rpm", input.rpm, caller.rpm),
     tpm: tighter("tpm", input.tpm, caller.tpm),
     concurrency: tighter("concurrency", input.concurrency, caller.concurrency),
+    ...tighterSpendLimit(input, caller),
     expiresAtMs,
     parentKeyId: caller.id,
   };
@@ -200,6 +276,11 @@ export function describeKey(record: ApiKeyRecord) {
     rpm: record.rpm,
     tpm: record.tpm,
     concurrency: record.concurrency,
+    spend_limit_micros: record.spendLimitMicros ?? null,
+    spend_limit_period:
+      record.spendLimitMicros === null || record.spendLimitMicros === undefined
+        ? null
+        : (record.spendLimitPeriod ?? "lifetime"),
     expires_at: isoTime(record.expiresAt),
     revoked: record.revokedAt !== null,
     revoked_at: isoTime(record.revokedAt),
@@ -215,6 +296,7 @@ export async function issueKey(
   secret: string = generateApiKey(),
   audit?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
+  checkSpendLimitInput(input);
   const record = await store.createKey(
     {
       accountId,
@@ -229,6 +311,9 @@ export async function issueKey(
       expiresAt:
         input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
       parentKeyId: input.parentKeyId ?? null,
+      spendLimitMicros: input.spend_limit_micros ?? null,
+      spendLimitPeriod:
+        input.spend_limit_period === "lifetime" ? null : (input.spend_limit_period ?? null),
     },
     audit,
   );

@@ -20,6 +20,7 @@ import { registerRoute } from "../../http/route.ts";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
+import { registerBudgetRoutes } from "./budget-routes.ts";
 import {
   describeKey,
   issueKey,
@@ -61,6 +62,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
   // Hashed once, up front, so even the first login for an unknown email does the same work as
   // any other: one scrypt verification.
   const dummyHash = hashPassword(randomBase62(16));
+  registerBudgetRoutes(app, services);
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/account/register",

@@ -7,7 +7,12 @@
  * and its status and text reach the client. The answer is 202 with the task record.
  */
 import { createHash } from "node:crypto";
-import { priceUsage } from "../../billing/index.ts";
+import {
+  priceUsage,
+  spendLimitChecks,
+  spendLimitReached,
+  spendLimitsOf,
+} from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { detachedSignal } from "../../core/request-context.ts";
@@ -103,6 +108,7 @@ export async function submitVideoTask(
     const hold = priceVideo(model, plan.durationSeconds, plan.resolution).costMicros;
     const requestHash = createHash("sha256").update(canonical(body)).digest("hex");
     const now = services.now();
+    const spendLimits = spendLimitsOf(context.key);
     const created = await services.store.createVideoTask({
       id: newId("vtask"),
       accountId: context.accountId,
@@ -119,7 +125,10 @@ export async function submitVideoTask(
       holdMicros: hold,
       webhookUrl: body.webhook_url ?? null,
       nextPollAt: now + services.videoTasks.submitGraceMs,
+      spendLimits: spendLimitChecks(spendLimits, now),
     });
+    if (created.kind === "spend_limit")
+      throw spendLimitReached(created.spendLimit, spendLimits, hold, now);
     if (created.kind === "insufficient_balance")
       throw new GatewayError("insufficient_balance", {
         required: hold,

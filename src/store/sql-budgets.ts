@@ -1,0 +1,140 @@
+/**
+ * @module store/sql-budgets
+ * Budgets over Kysely (migration 0011, docs/budgets.md): an account's monthly budget and the
+ * webhook its soft-limit alerts go to, the spend the alerts compare with it, a key's spend for
+ * reading back, and the claim that makes each alert go out once per threshold and period (the
+ * primary key decides between instances).
+ */
+import type { Kysely, Selectable } from "kysely";
+import type { HoldBook } from "./hold-book.ts";
+import type { AccountBudgetsTable, Database } from "./schema.ts";
+import { keySpendQuery } from "./spend-limits.ts";
+import type { AccountBudget, BudgetStore } from "./types.ts";
+
+function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
+  return {
+    accountId: row.account_id,
+    monthlyBudgetMicros: Number(row.monthly_budget_micros),
+    webhookUrl: row.webhook_url,
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  const text = String((error as { message?: unknown })?.message ?? error);
+  return (
+    code === "23505" ||
+    code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
+    code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    /UNIQUE constraint/.test(text)
+  );
+}
+
+export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetStore {
+  const find = async (accountId: string) => {
+    const row = await db
+      .selectFrom("account_budgets")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    return row && toBudget(row);
+  };
+  return {
+    findAccountBudget: find,
+
+    async setAccountBudget(accountId, budget) {
+      if (budget === null) {
+        await db.deleteFrom("account_budgets").where("account_id", "=", accountId).execute();
+        return undefined;
+      }
+      const row = {
+        account_id: accountId,
+        monthly_budget_micros: budget.monthlyBudgetMicros,
+        webhook_url: budget.webhookUrl,
+        updated_at: Date.now(),
+      };
+      await db
+        .insertInto("account_budgets")
+        .values(row)
+        .onConflict((conflict) =>
+          conflict.column("account_id").doUpdateSet({
+            monthly_budget_micros: row.monthly_budget_micros,
+            webhook_url: row.webhook_url,
+            updated_at: row.updated_at,
+          }),
+        )
+        .execute();
+      return toBudget(row);
+    },
+
+    async accountSpend(accountId, since) {
+      const row = await db
+        .selectFrom("usage_records")
+        .select((eb) => eb.fn.sum<number>("cost_micros").as("spent"))
+        .where("account_id", "=", accountId)
+        .where("created_at", ">=", since)
+        .executeTakeFirst();
+      return Number(row?.spent ?? 0);
+    },
+
+    async keySpend(accountId, keyId, since) {
+      const { rows } = await db.executeQuery<Record<string, unknown>>(
+        keySpendQuery(db, accountId, keyId, since, !holds),
+      );
+      const row = rows[0];
+      let heldMicros = Number(row?.request_holds ?? 0) + Number(row?.task_holds ?? 0);
+      if (holds) {
+        const tree = await db
+          .withRecursive("tree(id)", (qb) =>
+            qb
+              .selectFrom("api_keys")
+              .select("id")
+              .where("id", "=", keyId)
+              .unionAll(
+                qb
+                  .selectFrom("api_keys")
+                  .innerJoin("tree", "tree.id", "api_keys.parent_key_id")
+                  .select("api_keys.id"),
+              ),
+          )
+          .selectFrom("tree")
+          .select("id")
+          .execute();
+        heldMicros += holds.heldForKeys(tree.map((entry) => entry.id));
+      }
+      return { spentMicros: Number(row?.spent ?? 0), heldMicros };
+    },
+
+    async claimBudgetAlert(alert) {
+      try {
+        await db
+          .insertInto("budget_alerts")
+          .values({
+            account_id: alert.accountId,
+            period_start: alert.periodStart,
+            threshold_bp: alert.thresholdBp,
+            spent_micros: alert.spentMicros,
+            budget_micros: alert.budgetMicros,
+            created_at: Date.now(),
+          })
+          .execute();
+        return true;
+      } catch (error) {
+        if (isUniqueViolation(error)) return false;
+        throw error;
+      }
+    },
+
+    async listBudgetAlerts(accountId, periodStart) {
+      const rows = await db
+        .selectFrom("budget_alerts")
+        .select("threshold_bp")
+        .where("account_id", "=", accountId)
+        .where("period_start", "=", periodStart)
+        .orderBy("threshold_bp")
+        .execute();
+      return rows.map((row) => Number(row.threshold_bp));
+    },
+  };
+}
