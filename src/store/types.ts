@@ -206,6 +206,10 @@ export interface UsageRecord {
   overrunMicros?: number;
   /** The output cap sent upstream when it was lowered to fit the balance. */
   outputCapLoweredTo?: number | null;
+  /** The end user the client named for the request (OpenAI `user`, Anthropic `metadata.user_id`). */
+  endUser?: string | null;
+  /** The request's `metadata` string pairs (at most 16). */
+  metadata?: Record<string, string> | null;
 }
 
 export interface HoldInput {
@@ -254,19 +258,31 @@ export interface DeadRequestFilter {
 export type HoldResult = { placed: true } | { placed: false; availableMicros: number };
 
 export interface UsageQuery {
-  accountId: string;
+  /** One account's records; every account's when absent (the admin report). */
+  accountId?: string;
   from?: number;
   to?: number;
   model?: string;
   keyId?: string;
+  /** The end user the client named (`user`, `metadata.user_id`). */
+  endUser?: string;
   limit: number;
+  /** Records after this one in the order newest first, request id descending on a tie. */
+  after?: { createdAt: number; requestId: string };
+  /** Groups after this group key (groups come in the order of their keys). */
+  afterGroup?: string;
 }
+
+export type UsageGroupBy = "day" | "model" | "key" | "account";
 
 export interface UsageGroup {
   group: string;
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  images: number;
+  videoSeconds: number;
+  characters: number;
   costMicros: number;
 }
 
@@ -300,6 +316,6 @@ export interface BillingStore {
   /** Marks `instanceId` alive now (PostgreSQL instances check each other's heartbeats). */
   heartbeat(instanceId: string, startedAt: number): Promise<void>;
   listUsage(query: UsageQuery): Promise<UsageRecord[]>;
-  groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
+  groupUsage(query: UsageQuery, by: UsageGroupBy): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
 }
