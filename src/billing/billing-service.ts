@@ -26,6 +26,14 @@ export interface ReserveInput {
   floorMicros?: number;
   /** The output cap sent upstream, when it was lowered to fit the balance. */
   outputCapLoweredTo?: number;
+  /** Who the request was for, as the client said; written on the usage record. */
+  attribution?: UsageAttribution;
+}
+
+/** The end user and metadata pairs a request named (`core/attribution.ts` reads them). */
+export interface UsageAttribution {
+  endUser: string | null;
+  metadata: Record<string, string> | null;
 }
 
 export interface Settlement {
@@ -103,6 +111,8 @@ function usageRecord(input: ReserveInput, usage: Usage, started: number, now: nu
     createdAt: now,
     overrunMicros: 0,
     outputCapLoweredTo: null,
+    endUser: input.attribution?.endUser ?? null,
+    metadata: input.attribution?.metadata ?? null,
   };
 }
 

@@ -14,6 +14,7 @@ import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
 import { type GatewayMetrics, NO_METRICS, type RefusalKind } from "../telemetry/index.ts";
+import { openAIUserAttribution } from "./attribution.ts";
 import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
 import type { LongResult, ModelEndpoint } from "./operation.ts";
@@ -113,6 +114,9 @@ async function runModelCall<S extends TSchema>(
   const model = resolveModel(services, caller.key, requestedModel(input.body), target);
   const checked = validate(input.body);
   endpoint.validateForModel?.(checked, model);
+  const attribution = endpoint.attribution
+    ? endpoint.attribution(checked)
+    : openAIUserAttribution(checked);
   const validated = endpoint.resolve
     ? await endpoint.resolve(checked, { accountId: caller.accountId, services })
     : checked;
@@ -145,6 +149,7 @@ async function runModelCall<S extends TSchema>(
         keyId: caller.key.id,
         model,
         endpoint: endpoint.path,
+        ...(attribution ? { attribution } : {}),
       });
       reservation = trackHold(held.reservation, services.metrics ?? NO_METRICS);
       body = held.body;

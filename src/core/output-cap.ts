@@ -78,6 +78,7 @@ export async function holdRequest<S extends TSchema>(
       estimateMicros: cost?.costMicros ?? 0,
       floorMicros: cost?.floorMicros,
       outputCapLoweredTo,
+      ...(reserve.attribution ? { attribution: reserve.attribution } : {}),
     });
   try {
     const reservation = await place(estimate);
