@@ -3,6 +3,9 @@
  * Declaration for the non-model routes (account, admin, catalog, health): auth mode, schemas,
  * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
  * Authentication runs before the body is read; query strings are converted before validation.
+ * A query parameter the route does not declare is refused (`400 invalid_request` naming it),
+ * never ignored: a client paging with `after` or `offset` where the route pages with `cursor`
+ * learns so at once instead of reading the first page again.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -49,6 +52,30 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
 
 const NO_CALLER: Caller = { accountId: "", role: "user" };
 
+/** The query parameters a route's schema declares (none without a schema). */
+function declaredParameters(schema: TSchema | undefined): ReadonlySet<string> {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return new Set(Object.keys(properties ?? {}));
+}
+
+/** Throws `400 invalid_request` for the first query parameter the route does not declare. */
+export function refuseUndeclaredQuery(query: unknown, declared: ReadonlySet<string>): void {
+  if (query === null || typeof query !== "object") return;
+  for (const name of Object.keys(query)) {
+    if (declared.has(name)) continue;
+    const known = [...declared].map((item) => `\`${item}\``).join(", ");
+    throw new GatewayError(
+      "invalid_request",
+      {
+        detail: `Unknown query parameter \`${name.slice(0, 100)}\`; ${
+          known ? `this endpoint takes ${known}` : "this endpoint takes no query parameters"
+        }.`,
+      },
+      { param: name.slice(0, 100) },
+    );
+  }
+}
+
 export async function authenticate(
   services: Services,
   request: FastifyRequest,
@@ -77,6 +104,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
 ): void {
   const validateBody = definition.body ? compileValidator(definition.body) : undefined;
   const validateQuery = definition.query ? compileValidator(definition.query) : undefined;
+  const declaredQuery = declaredParameters(definition.query);
   registerRouteDoc(app, {
     method: definition.method,
     path: definition.path,
@@ -102,6 +130,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       const caller =
         callers.get(request) ?? (await authenticate(services, request, definition.auth));
       type Context = Parameters<typeof definition.handler>[0];
+      refuseUndeclaredQuery(request.query, declaredQuery);
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
