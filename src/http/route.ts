@@ -7,7 +7,7 @@
  * never ignored: a client paging with `after` or `offset` where the route pages with `cursor`
  * learns so at once instead of reading the first page again.
  */
-import type { Static, TSchema } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
@@ -48,6 +48,25 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
       Q extends TSchema ? Static<Q> : undefined
     >,
   ): Promise<unknown>;
+}
+
+/** The query of a plain list: `limit` (default 100, at most 1000) and `cursor`. */
+export const ListPageQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, description: "Items per page; default 100." }),
+  ),
+  cursor: Type.Optional(Type.String({ description: "`next_cursor` of the previous page." })),
+});
+
+/** The page a `ListPageQuery` asks for. */
+export function pageRequest(query: Static<typeof ListPageQuery>): {
+  limit: number;
+  cursor?: string;
+} {
+  return {
+    limit: query.limit ?? 100,
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
 }
 
 const NO_CALLER: Caller = { accountId: "", role: "user" };

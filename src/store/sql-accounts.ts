@@ -73,6 +73,15 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
 /** How deep the subtree and ancestor walks go at most (keys nest far less deep). */
 const MAX_WALK_DEPTH = 64;
 
+const fromAccounts = (db: Kysely<Database>) => db.selectFrom("accounts");
+
+/** Accounts whose email contains `email`, ignoring case (`%`, `_` and `\` taken literally). */
+function withEmail(select: ReturnType<typeof fromAccounts>, email: string | undefined) {
+  if (!email) return select;
+  const pattern = `%${email.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+  return select.where(sql<boolean>`lower(email) like ${pattern} escape '\\'`);
+}
+
 export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore & SessionStore {
   const store: AccountStore & KeyStore & SessionStore = {
     async createAccount({ email, passwordHash, role }) {
@@ -103,20 +112,27 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         .executeTakeFirst();
       return row && { ...toAccount(row), passwordHash: row.password_hash };
     },
-    async listAccounts({ limit, offset }) {
-      const rows = await db
-        .selectFrom("accounts")
+    async listAccounts({ limit, offset, after, email }) {
+      let select = withEmail(fromAccounts(db), email);
+      if (after) {
+        select = select.where((eb) =>
+          eb.or([
+            eb("created_at", ">", after.createdAt),
+            eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
+          ]),
+        );
+      }
+      const rows = await select
         .selectAll()
         .orderBy("created_at")
         .orderBy("id")
         .limit(limit)
-        .offset(offset)
+        .offset(offset ?? 0)
         .execute();
       return rows.map(toAccount);
     },
-    async countAccounts() {
-      const row = await db
-        .selectFrom("accounts")
+    async countAccounts(filter = {}) {
+      const row = await withEmail(fromAccounts(db), filter.email)
         .select((eb) => eb.fn.countAll<number>().as("count"))
         .executeTakeFirstOrThrow();
       return Number(row.count);

@@ -70,6 +70,15 @@ export interface LedgerEntry {
   createdAt: number;
 }
 
+export interface AccountListOptions {
+  limit: number;
+  offset?: number;
+  /** Accounts after this one in the list's order (created_at, then id). */
+  after?: { createdAt: number; id: string };
+  /** Only accounts whose email contains this, ignoring case. */
+  email?: string;
+}
+
 export interface AccountStore {
   createAccount(input: {
     email: string;
@@ -80,8 +89,9 @@ export interface AccountStore {
   findAccountByEmail(
     email: string,
   ): Promise<(Account & { passwordHash: string | null }) | undefined>;
-  listAccounts(options: { limit: number; offset: number }): Promise<Account[]>;
-  countAccounts(): Promise<number>;
+  /** Oldest first (id on a tie), after `after` or skipping `offset`, whose email contains `email`. */
+  listAccounts(options: AccountListOptions): Promise<Account[]>;
+  countAccounts(filter?: { email?: string }): Promise<number>;
 }
 
 export interface KeyStore {
