@@ -3,8 +3,8 @@
  * Declaration for the non-model routes (account, admin, catalog, health): auth mode, schemas,
  * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
  * Authentication runs before the body is read; query strings are converted before validation.
- * A query parameter the route does not declare is refused (`400 invalid_request` naming it),
- * never ignored: a client paging with `after` or `offset` where the route pages with `cursor`
+ * A query parameter an authenticated route does not declare is refused (`400 invalid_request`
+ * naming it), never ignored: a client paging with `after` or `offset` where the route pages with `cursor`
  * learns so at once instead of reading the first page again.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
@@ -149,7 +149,10 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       const caller =
         callers.get(request) ?? (await authenticate(services, request, definition.auth));
       type Context = Parameters<typeof definition.handler>[0];
-      refuseUndeclaredQuery(request.query, declaredQuery);
+      // Public probes (`/healthz`, `/readyz`, `/openapi.json`) take no input and read none, so a
+      // load balancer's cache-busting query string does not fail them.
+      if (definition.auth !== "none" || definition.query)
+        refuseUndeclaredQuery(request.query, declaredQuery);
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
