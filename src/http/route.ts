@@ -71,10 +71,16 @@ export function pageRequest(query: Static<typeof ListPageQuery>): {
 
 const NO_CALLER: Caller = { accountId: "", role: "user" };
 
-/** The query parameters a route's schema declares (none without a schema). */
+/**
+ * Query parameters every route takes: the Anthropic SDKs' beta namespace adds `?beta=true` to
+ * any path it calls (Claude Code counts tokens so), which changes nothing here.
+ */
+const CLIENT_MARKERS = ["beta"];
+
+/** The query parameters a route's schema declares, and the client markers. */
 function declaredParameters(schema: TSchema | undefined): ReadonlySet<string> {
   const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return new Set(Object.keys(properties ?? {}));
+  return new Set([...Object.keys(properties ?? {}), ...CLIENT_MARKERS]);
 }
 
 /** Throws `400 invalid_request` for the first query parameter the route does not declare. */
@@ -82,7 +88,10 @@ export function refuseUndeclaredQuery(query: unknown, declared: ReadonlySet<stri
   if (query === null || typeof query !== "object") return;
   for (const name of Object.keys(query)) {
     if (declared.has(name)) continue;
-    const known = [...declared].map((item) => `\`${item}\``).join(", ");
+    const known = [...declared]
+      .filter((item) => !CLIENT_MARKERS.includes(item))
+      .map((item) => `\`${item}\``)
+      .join(", ");
     throw new GatewayError(
       "invalid_request",
       {
