@@ -11,6 +11,7 @@ import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
+import { registerCreditCodeRoutes } from "./endpoints/credit-codes/routes.ts";
 import { registerEmbeddingRoutes } from "./endpoints/embeddings/route.ts";
 import { imageGenerationsEndpoint, registerImageEditRoutes } from "./endpoints/images/routes.ts";
 import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
@@ -24,6 +25,7 @@ import { registerCors } from "./http/cors.ts";
 import { registerHttpMetrics } from "./http/http-metrics.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
+import { registerTracing } from "./http/tracing.ts";
 import { registerMcpRoutes } from "./mcp/routes.ts";
 
 export function buildApp(
@@ -42,6 +44,7 @@ export function buildApp(
     trustProxy: server.trust_proxy,
   });
   if (services.metrics) registerHttpMetrics(app, services.metrics);
+  if (services.tracer) registerTracing(app, services.tracer);
   if (server.cors_origins.length > 0) registerCors(app, server.cors_origins);
   app.decorate("routeDocs", []);
   app.decorate("modelEndpoints", createModelEndpointSet(services));
@@ -73,6 +76,7 @@ export function buildApp(
   registerAccountRoutes(app, services);
   registerBillingRoutes(app, services);
   registerAdminRoutes(app, services);
+  registerCreditCodeRoutes(app, services);
 
   return app;
 }

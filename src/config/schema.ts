@@ -116,6 +116,9 @@ export const ConfigSchema = Type.Object(
         login_attempts_per_email_per_minute: attemptLimit(10),
         register_attempts_per_hour: attemptLimit(20),
         register_attempts_per_email_per_hour: attemptLimit(5),
+        /** Credit code redemptions from one client address, and by one account, per minute. */
+        redeem_attempts_per_minute: attemptLimit(10),
+        redeem_attempts_per_account_per_minute: attemptLimit(5),
         /** Addresses and emails tracked at most (least recently seen are forgotten first). */
         attempt_tracking_max_entries: Type.Integer({ minimum: 100, default: 100_000 }),
       },
@@ -253,6 +256,17 @@ export const ConfigSchema = Type.Object(
         token: Type.Optional(Type.String({ minLength: 16 })),
         /** `host:port` of a separate listener serving `/metrics` without a token; unset: none. */
         listen: Type.Optional(Type.String({ minLength: 2 })),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tracing: Type.Object(
+      {
+        /** OTLP/HTTP base URL of a collector (`http://collector:4318`); unset: tracing is off. */
+        endpoint: Type.Optional(Type.String({ minLength: 1 })),
+        /** `service.name` of the spans. */
+        service_name: Type.String({ minLength: 1, default: "switchyard" }),
+        /** Share of new traces kept (0–1); a client's `traceparent` sampled flag is followed. */
+        sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -279,6 +279,48 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0009_audit_events": {
+      // The audit trail (src/store/sql-audit.ts, docs/audit.md). No foreign keys: an event
+      // outlives what it names.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("audit_events")
+          .addColumn("seq", serial, (c) =>
+            dialect === "postgres" ? c.primaryKey() : c.primaryKey().autoIncrement(),
+          )
+          .addColumn("id", "text", (c) => c.notNull().unique())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("action", "text", (c) => c.notNull())
+          .addColumn("actor_type", "text", (c) => c.notNull())
+          .addColumn("actor_account_id", "text")
+          .addColumn("actor_key_id", "text")
+          .addColumn("actor_role", "text")
+          .addColumn("actor_ip", "text")
+          .addColumn("target_type", "text", (c) => c.notNull())
+          .addColumn("target_id", "text")
+          .addColumn("before", "text")
+          .addColumn("after", "text")
+          .addColumn("reason", "text")
+          .addColumn("request_id", "text")
+          .execute();
+        await db.schema.createIndex("audit_time").on("audit_events").column("created_at").execute();
+        await db.schema
+          .createIndex("audit_actor")
+          .on("audit_events")
+          .columns(["actor_account_id", "seq"])
+          .execute();
+        await db.schema
+          .createIndex("audit_target")
+          .on("audit_events")
+          .columns(["target_id", "seq"])
+          .execute();
+        await db.schema
+          .createIndex("audit_action")
+          .on("audit_events")
+          .columns(["action", "seq"])
+          .execute();
+      },
+    },
     "0010_usage_attribution": {
       // Who a request was for, as its client said (`user`, Anthropic's `metadata.user_id`) and
       // its `metadata` string pairs (JSON), on the usage record; and the time index that lets
@@ -291,6 +333,40 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .on("usage_records")
           .columns(["created_at", "request_id"])
           .execute();
+      },
+    },
+    "0012_credit_codes": {
+      // Prepaid credit codes (src/endpoints/credit-codes): an operator makes them, an account
+      // redeems one once. Only the code's SHA-256 hash is kept, with a short prefix to show.
+      // PostgreSQL also gets the ledger's (account, seq) index the account ledger pages by;
+      // SQLite has it already (the lean ledger's rowid is its seq).
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("credit_codes")
+          .addColumn("id", "text", (c) => c.primaryKey())
+          .addColumn("code_hash", "text", (c) => c.notNull().unique())
+          .addColumn("prefix", "text", (c) => c.notNull())
+          .addColumn("amount_micros", "bigint", (c) => c.notNull())
+          .addColumn("note", "text")
+          .addColumn("created_by", "text")
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("expires_at", "bigint")
+          .addColumn("redeemed_at", "bigint")
+          .addColumn("redeemed_by", "text")
+          .addColumn("revoked_at", "bigint")
+          .execute();
+        await db.schema
+          .createIndex("credit_codes_created")
+          .on("credit_codes")
+          .columns(["created_at", "id"])
+          .execute();
+        if (dialect === "postgres") {
+          await db.schema
+            .createIndex("ledger_account_seq")
+            .on("ledger_entries")
+            .columns(["account_id", "seq"])
+            .execute();
+        }
       },
     },
   };

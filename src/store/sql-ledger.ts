@@ -1,13 +1,15 @@
 /**
  * @module store/sql-ledger
  * The append-only ledger. Every movement of money is one entry, written in the same transaction
- * as the account's cached balance, so the balance always equals the sum of the ledger.
+ * as the account's cached balance, so the balance always equals the sum of the ledger. A credit
+ * or debit made by someone carries its audit event in that same transaction.
  */
 import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import { BalanceOutOfRange } from "./ledger-errors.ts";
 import { verifyLedger } from "./ledger-verify.ts";
 import type { Database, LedgerEntriesTable } from "./schema.ts";
+import { auditInsert } from "./sql-audit.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { LedgerEntry, LedgerStore } from "./types.ts";
 
@@ -37,7 +39,7 @@ export function sqlLedgerStore(
   heldElsewhere?: (accountId: string) => number,
 ): LedgerStore {
   return {
-    async adjustBalance({ accountId, amountMicros, reason, requestId, maxBalanceMicros }) {
+    async adjustBalance({ accountId, amountMicros, reason, requestId, maxBalanceMicros, audit }) {
       if (!Number.isSafeInteger(amountMicros))
         throw new Error("amountMicros must be a safe integer");
       const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
@@ -86,7 +88,26 @@ export function sqlLedgerStore(
           })
           .returningAll()
           .compile()) as Array<Selectable<LedgerEntriesTable>>;
-        return { entry: toLedgerEntry(entry!), balanceMicros: Number(updated.balance_micros) };
+        const balanceMicros = Number(updated.balance_micros);
+        if (audit) {
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              reason: audit.reason ?? reason,
+              action: amountMicros >= 0 ? "account.credit" : "account.debit",
+              target: { type: "account", id: accountId },
+              before: { balance_micros: balanceMicros - amountMicros },
+              after: {
+                balance_micros: balanceMicros,
+                amount_micros: amountMicros,
+                ledger_entry_id: entry!.id,
+              },
+            },
+            Number(entry!.created_at),
+          );
+        }
+        return { entry: toLedgerEntry(entry!), balanceMicros };
       });
     },
     async listEntries(accountId, { limit }) {
@@ -98,6 +119,54 @@ export function sqlLedgerStore(
         .limit(limit)
         .execute();
       return rows.map(toLedgerEntry);
+    },
+    ledgerPage(accountId, { limit, beforeSeq, kind }) {
+      return transactions.run(function* () {
+        // One snapshot for the balance and the entries (SQLite runs the body alone anyway).
+        if (!transactions.inProcess)
+          yield sql`set transaction isolation level repeatable read`.compile(db);
+        const [account] = (yield db
+          .selectFrom("accounts")
+          .select("balance_micros")
+          .where("id", "=", accountId)
+          .compile()) as Array<{ balance_micros: number }>;
+        let page = db.selectFrom("ledger_entries").selectAll().where("account_id", "=", accountId);
+        if (beforeSeq !== undefined) page = page.where("seq", "<", beforeSeq);
+        if (kind !== undefined) page = page.where("kind", "=", kind as LedgerEntriesTable["kind"]);
+        const rows = (yield page.orderBy("seq", "desc").limit(limit).compile()) as Array<
+          Selectable<LedgerEntriesTable>
+        >;
+        const newest = rows[0];
+        const oldest = rows.at(-1);
+        if (!account || !newest || !oldest) return [];
+        // The balance after an entry is today's balance less every amount entered since: the
+        // sum above the page, then each entry of the page range (other kinds included) in turn.
+        const [above] = (yield db
+          .selectFrom("ledger_entries")
+          .select(sql<string | number | null>`sum(amount_micros)`.as("total"))
+          .where("account_id", "=", accountId)
+          .where("seq", ">", newest.seq)
+          .compile()) as Array<{ total: string | number | null }>;
+        const moves = (yield db
+          .selectFrom("ledger_entries")
+          .select(["seq", "amount_micros"])
+          .where("account_id", "=", accountId)
+          .where("seq", ">", oldest.seq)
+          .where("seq", "<=", newest.seq)
+          .where("amount_micros", "<>", 0)
+          .orderBy("seq", "desc")
+          .compile()) as Array<{ seq: number; amount_micros: number }>;
+        let balance = Number(account.balance_micros) - Number(above?.total ?? 0);
+        let next = 0;
+        return rows.map((row) => {
+          // Step down past the moves newer than this row.
+          while (next < moves.length && Number(moves[next]!.seq) > Number(row.seq)) {
+            balance -= Number(moves[next]!.amount_micros);
+            next++;
+          }
+          return { ...toLedgerEntry(row), seq: Number(row.seq), balanceAfterMicros: balance };
+        });
+      });
     },
     verify: () => verifyLedger(db),
   };

@@ -3,6 +3,7 @@
  * Repository interfaces the rest of the gateway depends on. `sql-store.ts` implements them over
  * Kysely for SQLite and PostgreSQL. Video tasks have theirs in `task-types.ts`.
  */
+import type { AuditOrigin, AuditStore } from "./audit-types.ts";
 import type { TaskStore } from "./task-types.ts";
 
 export type AccountRole = "user" | "admin";
@@ -59,7 +60,7 @@ export interface NewApiKey {
 export interface LedgerEntry {
   id: string;
   accountId: string;
-  kind: "credit" | "debit" | "hold" | "release" | "charge";
+  kind: "credit" | "debit" | "hold" | "release" | "charge" | "credit_code";
   amountMicros: number;
   holdMicros: number;
   requestId: string | null;
@@ -70,32 +71,44 @@ export interface LedgerEntry {
   createdAt: number;
 }
 
+/** A ledger entry as the account's ledger lists it. */
+export interface LedgerPageEntry extends LedgerEntry {
+  /** The entry's position in the ledger (the cursor of a page). */
+  seq: number;
+  /** The account's balance right after this entry. */
+  balanceAfterMicros: number;
+}
+
 export interface AccountListOptions {
   limit: number;
   offset?: number;
   /** Accounts after this one in the list's order (created_at, then id). */
   after?: { createdAt: number; id: string };
-  /** Only accounts whose email contains this, ignoring case. */
-  email?: string;
+  /** Only accounts whose email contains this text (case-insensitive). */
+  emailContains?: string;
 }
 
 export interface AccountStore {
-  createAccount(input: {
-    email: string;
-    passwordHash: string | null;
-    role: AccountRole;
-  }): Promise<Account>;
+  createAccount(
+    input: {
+      email: string;
+      passwordHash: string | null;
+      role: AccountRole;
+    },
+    audit?: AuditOrigin,
+  ): Promise<Account>;
   findAccountById(id: string): Promise<Account | undefined>;
   findAccountByEmail(
     email: string,
   ): Promise<(Account & { passwordHash: string | null }) | undefined>;
-  /** Oldest first (id on a tie), after `after` or skipping `offset`, whose email contains `email`. */
+  /** Oldest first (id on a tie), after `after` or skipping `offset`, whose email contains `emailContains`. */
   listAccounts(options: AccountListOptions): Promise<Account[]>;
-  countAccounts(filter?: { email?: string }): Promise<number>;
+  countAccounts(options?: { emailContains?: string }): Promise<number>;
 }
 
 export interface KeyStore {
-  createKey(input: NewApiKey): Promise<ApiKeyRecord>;
+  /** With `audit`, the `key.create` event is written in the same transaction as the key. */
+  createKey(input: NewApiKey, audit?: AuditOrigin): Promise<ApiKeyRecord>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
@@ -104,12 +117,17 @@ export interface KeyStore {
   /** The keys above `id`, nearest first (empty for a key no key minted). */
   listKeyAncestors(id: string): Promise<ApiKeyRecord[]>;
   /** Revokes the key and every key below it (those not yet revoked); returns the key. */
-  revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
+  revokeKey(id: string, at: number, audit?: AuditOrigin): Promise<ApiKeyRecord | undefined>;
 }
 
 export interface SessionStore {
-  createSession(input: { tokenHash: string; accountId: string; expiresAt: number }): Promise<void>;
+  createSession(
+    input: { tokenHash: string; accountId: string; expiresAt: number },
+    audit?: AuditOrigin,
+  ): Promise<void>;
   findSession(tokenHash: string): Promise<{ accountId: string; expiresAt: number } | undefined>;
+  /** Ends a session at once (logout); nothing happens for an unknown hash. */
+  deleteSession(tokenHash: string): Promise<void>;
 }
 
 export interface LedgerStore {
@@ -125,8 +143,19 @@ export interface LedgerStore {
     requestId?: string;
     /** Highest balance allowed after the entry (`Number.MAX_SAFE_INTEGER` when absent). */
     maxBalanceMicros?: number;
+    /** Who made it: an `account.credit` / `account.debit` event in the entry's transaction. */
+    audit?: AuditOrigin;
   }): Promise<{ entry: LedgerEntry; balanceMicros: number }>;
   listEntries(accountId: string, options: { limit: number }): Promise<LedgerEntry[]>;
+  /**
+   * One page of the account's ledger, newest first, each entry with the balance right after it;
+   * `beforeSeq` continues below the last page, `kind` keeps one kind of entry. Fetches up to
+   * `limit` entries (ask for one more to learn whether there are more).
+   */
+  ledgerPage(
+    accountId: string,
+    options: { limit: number; beforeSeq?: number; kind?: string },
+  ): Promise<LedgerPageEntry[]>;
   /** Checks every account against its ledger; reports what is wrong, whatever the data hold. */
   verify(): Promise<LedgerReport>;
 }
@@ -163,7 +192,9 @@ export interface Store
     LedgerStore,
     BillingStore,
     TaskStore,
-    ResponseStore {
+    ResponseStore,
+    AuditStore,
+    CreditCodeStore {
   close(): Promise<void>;
 }
 
@@ -328,4 +359,56 @@ export interface BillingStore {
   listUsage(query: UsageQuery): Promise<UsageRecord[]>;
   groupUsage(query: UsageQuery, by: UsageGroupBy): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
+}
+
+/** A prepaid credit code (the secret code itself is never stored). */
+export interface CreditCode {
+  id: string;
+  prefix: string;
+  amountMicros: number;
+  note: string | null;
+  createdBy: string | null;
+  createdAt: number;
+  expiresAt: number | null;
+  redeemedAt: number | null;
+  redeemedBy: string | null;
+  revokedAt: number | null;
+}
+
+export type CreditCodeStatus = "active" | "redeemed" | "revoked" | "expired";
+
+/** What a redemption did, or why it did nothing. */
+export type RedeemResult =
+  | { redeemed: true; code: CreditCode; balanceMicros: number }
+  | { redeemed: false; reason: "unknown" | "redeemed" }
+  | { redeemed: false; reason: "above_maximum"; balanceMicros: number; amountMicros: number };
+
+export interface CreditCodeStore {
+  createCreditCodes(
+    codes: Array<
+      Omit<CreditCode, "redeemedAt" | "redeemedBy" | "revokedAt"> & { codeHash: string }
+    >,
+  ): Promise<void>;
+  /** Codes newest first; `after` is the `[createdAt, id]` of the last code of the previous page. */
+  listCreditCodes(options: {
+    limit: number;
+    after?: { createdAt: number; id: string };
+    status?: CreditCodeStatus;
+    now: number;
+  }): Promise<CreditCode[]>;
+  findCreditCode(id: string): Promise<CreditCode | undefined>;
+  /** Revokes a code that is neither redeemed nor revoked; returns the code as it is now. */
+  revokeCreditCode(id: string, at: number): Promise<CreditCode | undefined>;
+  /**
+   * Redeems the code with this hash for the account, once: marks it redeemed and credits the
+   * account through the ledger (kind `credit_code`) in one transaction. A code that is unknown,
+   * revoked or expired is `unknown`; one redeemed before is `redeemed`; a credit that would lift
+   * the balance above `maxBalanceMicros` changes nothing.
+   */
+  redeemCreditCode(input: {
+    codeHash: string;
+    accountId: string;
+    at: number;
+    maxBalanceMicros: number;
+  }): Promise<RedeemResult>;
 }

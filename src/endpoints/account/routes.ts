@@ -1,7 +1,8 @@
 /**
  * @module endpoints/account/routes
  * Self-service account API: register (→ account + first key), login (→ short-lived session
- * token), profile and balance, and key management. Key endpoints accept a key or a session token.
+ * token, or the web console's session cookie), logout, profile and balance, and key management.
+ * Key endpoints accept a key or a session.
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
@@ -14,7 +15,9 @@ import {
 } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { anonymousOrigin, auditOrigin, passwordOrigin } from "../../http/audit-origin.ts";
 import { ListPageQuery, pageRequest, registerRoute } from "../../http/route.ts";
+import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.ts";
 import { pageFromList } from "../../store/cursor.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
@@ -32,6 +35,19 @@ const Credentials = Type.Object(
   {
     email: EmailSchema,
     password: Type.String({ minLength: 8, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
+const LoginBody = Type.Object(
+  {
+    ...Credentials.properties,
+    session: Type.Optional(
+      Type.Literal("cookie", {
+        description:
+          "`cookie`: set the session as an HttpOnly cookie (for the web console) instead of returning the token.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,8 +79,15 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         balanceMicros: services.config.registration.signup_credit_micros,
         reason: "signup credit",
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: anonymousOrigin(request),
       });
-      const { key, record } = await issueKey(services.store, account.id, { name: "default" });
+      const { key, record } = await issueKey(
+        services.store,
+        account.id,
+        { name: "default" },
+        undefined,
+        anonymousOrigin(request),
+      );
       return { account: describeAccount(account), key, api_key: describeKey(record) };
     },
   });
@@ -73,11 +96,11 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     method: "POST",
     path: "/v1/account/login",
     summary:
-      "Exchange email and password for a short-lived session token (for the account endpoints).",
+      'Exchange email and password for a short-lived session token (for the account endpoints); with `session: "cookie"` the session is set as an HttpOnly cookie instead.',
     tags: ["account"],
     auth: "none",
-    body: Credentials,
-    async handler({ body, request }) {
+    body: LoginBody,
+    async handler({ body, request, reply }) {
       services.attempts.attempt("login", request.ip, body.email);
       const account = await services.store.findAccountByEmail(body.email);
       // Hash even when there is no such account, so timing does not reveal which emails exist.
@@ -89,17 +112,40 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       const token = `${SESSION_PREFIX}${randomBase62(40)}`;
       const ttl = services.config.auth.session_ttl_seconds;
       const expiresAt = services.now() + ttl * 1000;
-      await services.store.createSession({
-        tokenHash: hashSecret(token),
-        accountId: account.id,
-        expiresAt,
-      });
+      await services.store.createSession(
+        { tokenHash: hashSecret(token), accountId: account.id, expiresAt },
+        passwordOrigin(request, account),
+      );
+      if (body.session === "cookie") {
+        setSessionCookie(request, reply, token, ttl);
+        return {
+          token_type: "cookie",
+          expires_in: ttl,
+          expires_at: new Date(expiresAt).toISOString(),
+          account: describeAccount(account),
+        };
+      }
       return {
         token,
         token_type: "bearer",
         expires_in: ttl,
         expires_at: new Date(expiresAt).toISOString(),
       };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/logout",
+    summary:
+      "End the calling login session (bearer token or console cookie) and clear the cookie; 204. With a key, nothing is ended.",
+    tags: ["account"],
+    auth: "account",
+    successStatus: 204,
+    async handler({ caller, request, reply }) {
+      if (caller.sessionHash) await services.store.deleteSession(caller.sessionHash);
+      clearSessionCookie(request, reply);
+      return undefined;
     },
   });
 
@@ -136,7 +182,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     auth: "account",
     body: KeyOptions,
     successStatus: 201,
-    async handler({ caller, body }) {
+    async handler({ caller, body, request }) {
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
       const input = limitToCallerKey({ ...body, models, model_aliases }, caller.key);
@@ -145,6 +191,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         caller.accountId,
         input,
         generateApiKey(),
+        auditOrigin(request, caller),
       );
       return { ...describeKey(record), key };
     },
@@ -157,10 +204,16 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       "Revoke a key and every key minted below it; they stop working at once. A key may revoke itself and the keys below it.",
     tags: ["account"],
     auth: "account",
-    async handler({ caller, params }) {
+    async handler({ caller, params, request }) {
       const existing = await findManagedKey(services.store, caller, params.id ?? "");
       return describeKey(
-        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+        await revokeKeyTree(
+          services.store,
+          services.authenticator,
+          existing,
+          services.now(),
+          auditOrigin(request, caller),
+        ),
       );
     },
   });

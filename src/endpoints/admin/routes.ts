@@ -1,13 +1,15 @@
 /**
  * @module endpoints/admin/routes
  * Operator API, guarded by an admin account's key: accounts, keys for any account, credits and
- * debits (through the ledger), and revocation.
+ * debits (through the ledger), and revocation. Every change is recorded in the audit trail
+ * (`GET /v1/admin/audit`, audit-route.ts) in the transaction that makes it.
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { adjustBalance } from "../../billing/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { ListPageQuery, pageRequest, registerRoute } from "../../http/route.ts";
 import { decodeCursor, pageFromList, pageOf } from "../../store/cursor.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../account/accounts.ts";
@@ -19,6 +21,7 @@ import {
   resolveKeyModels,
 } from "../account/issue-key.ts";
 import { revokeKeyTree } from "../account/key-tree.ts";
+import { registerAuditRoute } from "./audit-route.ts";
 
 /** Amounts stay exact JavaScript integers (about 9 billion USD). */
 const MAX_MICROS = Number.MAX_SAFE_INTEGER;
@@ -42,7 +45,10 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
       cursor: Type.Optional(Type.String({ description: "`next_cursor` of the previous page." })),
       offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
       email: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 320, description: "Part of the email." }),
+        Type.String({
+          maxLength: 254,
+          description: "Only accounts whose email contains this text (case-insensitive).",
+        }),
       ),
     }),
     async handler({ query }) {
@@ -57,15 +63,15 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
       }
       const after =
         query.cursor === undefined ? undefined : decodeCursor(query.cursor, ["number", "string"]);
-      const email = query.email;
+      const emailContains = query.email;
       const [accounts, total] = await Promise.all([
         services.store.listAccounts({
           limit: limit + 1,
           offset,
           ...(after ? { after: { createdAt: Number(after[0]), id: String(after[1]) } } : {}),
-          ...(email ? { email } : {}),
+          ...(emailContains ? { emailContains } : {}),
         }),
-        services.store.countAccounts(email ? { email } : {}),
+        services.store.countAccounts({ emailContains }),
       ]);
       const page = pageOf(
         accounts,
@@ -85,7 +91,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: NewAccountBody,
     successStatus: 201,
-    async handler({ body }) {
+    async handler({ body, caller, request }) {
       const account = await createAccount(services.store, {
         email: body.email,
         password: body.password,
@@ -93,6 +99,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         balanceMicros: body.balance_micros,
         reason: "opening balance (admin)",
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: auditOrigin(request, caller),
       });
       return describeAccount(account);
     },
@@ -120,15 +127,17 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: KeyOptions,
     successStatus: 201,
-    async handler({ params, body }) {
+    async handler({ params, body, caller, request }) {
       const account = await requireAccount(services, params.id);
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
-      const { key, record } = await issueKey(services.store, account.id, {
-        ...body,
-        models,
-        model_aliases,
-      });
+      const { key, record } = await issueKey(
+        services.store,
+        account.id,
+        { ...body, models, model_aliases },
+        undefined,
+        auditOrigin(request, caller),
+      );
       return { ...describeKey(record), key };
     },
   });
@@ -150,7 +159,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
       },
       { additionalProperties: false },
     ),
-    async handler({ params, body, caller }) {
+    async handler({ params, body, caller, request }) {
       const account = await requireAccount(services, params.id);
       if (body.amount_micros === 0) {
         throw new GatewayError(
@@ -164,6 +173,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         amountMicros: body.amount_micros,
         reason: `${body.reason} (by ${caller.accountId})`,
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: auditOrigin(request, caller, body.reason),
       });
       return {
         object: "ledger_entry",
@@ -184,12 +194,20 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     summary: "Revoke any key and every key minted below it; they stop working at once.",
     tags: ["admin"],
     auth: "admin",
-    async handler({ params }) {
+    async handler({ params, caller, request }) {
       const existing = await services.store.findKeyById(params.id ?? "");
       if (!existing) throw new GatewayError("key_not_found", { id: params.id });
       return describeKey(
-        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+        await revokeKeyTree(
+          services.store,
+          services.authenticator,
+          existing,
+          services.now(),
+          auditOrigin(request, caller),
+        ),
       );
     },
   });
+
+  registerAuditRoute(app, services);
 }

@@ -10,6 +10,7 @@ import { quoteRequest } from "../../core/quote.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
+import { registerLedgerRoute } from "./ledger.ts";
 import {
   AccountUsageQuery,
   AdminUsageQuery,
@@ -46,6 +47,7 @@ export async function accountUsage(services: Services, accountId: string, query:
 }
 
 export function registerBillingRoutes(app: FastifyInstance, services: Services): void {
+  registerLedgerRoute(app, services);
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/account/balance",

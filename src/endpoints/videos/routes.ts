@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
@@ -61,7 +62,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     path: "/v1/videos/generations/:id",
     summary: "A video task of your account, by its id (`vtask_…`) or the vendor's task id.",
     tags: ["videos"],
-    auth: "key",
+    auth: "account",
     response: VideoTaskRecord,
     async handler({ caller, params, reply }) {
       const task = await ownTask(services, caller.accountId, params.id ?? "");
@@ -76,7 +77,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     summary:
       "Your account's video tasks, newest first, in cursor pages (`cursor`, `next_cursor`); `after` (a task id) also pages on.",
     tags: ["videos"],
-    auth: "key",
+    auth: "account",
     query: Type.Object(
       {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
@@ -160,10 +161,11 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
       "Replaces the webhook signing secret; deliveries from now on are signed with the new one.",
     tags: ["videos"],
     auth: "account",
-    async handler({ caller }) {
+    async handler({ caller, request }) {
       const secret = await services.store.rotateWebhookSecret(
         caller.accountId,
         services.videoTasks.newWebhookSecret(),
+        auditOrigin(request, caller),
       );
       return { object: "webhook_secret", secret };
     },
