@@ -118,6 +118,7 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/account/balance", caller: "user" },
   { method: "GET", path: "/v1/account/usage", caller: "user" },
   { method: "GET", path: "/v1/admin/accounts", caller: "admin" },
+  { method: "GET", path: "/v1/admin/usage", caller: "admin" },
   { method: "GET", path: "/v1/admin/accounts/{id}/keys", caller: "admin" },
   { method: "POST", path: "/v1/admin/keys/{id}/revoke", caller: "admin" },
   { method: "GET", path: "/v1/admin/audit", caller: "admin" },

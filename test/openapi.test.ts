@@ -143,8 +143,24 @@ describe("the OpenAPI document", () => {
     const parameters = doc.paths["/v1/admin/accounts"]!.get!.parameters ?? [];
     expect(parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual([
       "query:limit",
+      "query:cursor",
       "query:offset",
       "query:email",
     ]);
+  });
+
+  it("documents the usage reports' filters, grouping and paging", () => {
+    const names = (path: string) =>
+      (doc.paths[path]!.get!.parameters ?? [])
+        .filter((parameter) => parameter.in === "query")
+        .map((parameter) => parameter.name)
+        .sort();
+    const shared = ["cursor", "format", "from", "group_by", "key", "limit", "model", "to", "user"];
+    expect(names("/v1/account/usage")).toEqual(shared.sort());
+    expect(names("/v1/admin/usage")).toEqual([...shared, "account"].sort());
+    for (const path of ["/v1/account/keys", "/v1/admin/accounts/{id}/keys"]) {
+      expect(names(path)).toEqual(["cursor", "limit"]);
+    }
+    expect(names("/v1/videos/generations")).toContain("cursor");
   });
 });

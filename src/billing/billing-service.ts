@@ -29,6 +29,14 @@ export interface ReserveInput {
   outputCapLoweredTo?: number;
   /** The key spend caps the hold must fit under (`spendLimitsOf(key)`). */
   spendLimits?: readonly KeySpendLimit[];
+  /** Who the request was for, as the client said; written on the usage record. */
+  attribution?: UsageAttribution;
+}
+
+/** The end user and metadata pairs a request named (`core/attribution.ts` reads them). */
+export interface UsageAttribution {
+  endUser: string | null;
+  metadata: Record<string, string> | null;
 }
 
 export interface Settlement {
@@ -106,6 +114,8 @@ function usageRecord(input: ReserveInput, usage: Usage, started: number, now: nu
     createdAt: now,
     overrunMicros: 0,
     outputCapLoweredTo: null,
+    endUser: input.attribution?.endUser ?? null,
+    metadata: input.attribution?.metadata ?? null,
   };
 }
 

@@ -24,6 +24,7 @@ import {
   type RefusalKind,
   type RequestTrace,
 } from "../telemetry/index.ts";
+import { openAIUserAttribution } from "./attribution.ts";
 import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
 import type { LongResult, ModelEndpoint } from "./operation.ts";
@@ -139,6 +140,9 @@ async function runModelCall<S extends TSchema>(
   bindRequestContext(input);
   const checked = validate(input.body);
   endpoint.validateForModel?.(checked, model);
+  const attribution = endpoint.attribution
+    ? endpoint.attribution(checked)
+    : openAIUserAttribution(checked);
   const validated = endpoint.resolve
     ? await endpoint.resolve(checked, { accountId: caller.accountId, services })
     : checked;
@@ -172,6 +176,7 @@ async function runModelCall<S extends TSchema>(
         model,
         endpoint: endpoint.path,
         spendLimits: spendLimitsOf(caller.key),
+        ...(attribution ? { attribution } : {}),
       });
       reservation = trackHold(held.reservation, services.metrics ?? NO_METRICS);
       body = held.body;

@@ -5,7 +5,13 @@
  * layer and the MCP layer both run endpoints through `core/model-call`; neither is named here.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { CostEstimate, PricedUsage, SettleDetails, Settlement } from "../billing/index.ts";
+import type {
+  CostEstimate,
+  PricedUsage,
+  SettleDetails,
+  Settlement,
+  UsageAttribution,
+} from "../billing/index.ts";
 import type { CatalogModel, EndpointKind, ResolvedRoute } from "../catalog/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
@@ -125,6 +131,11 @@ export interface ModelEndpoint<S extends TSchema> {
    * body the rest of the pipeline sees. Throws GatewayError.
    */
   resolve?(body: Static<S>, context: { accountId: string; services: Services }): Promise<Static<S>>;
+  /**
+   * Who the request is for (`user`, `metadata`), recorded on its usage record; OpenAI's fields
+   * when not given (`core/attribution.ts`). Throws GatewayError for a value too large.
+   */
+  attribution?(body: Static<S>): UsageAttribution | undefined;
   /** The most this request can cost (the billing hold), itemized; also serves `/v1/billing/quote`. */
   estimateCost?(body: Static<S>, model: CatalogModel): Promise<CostEstimate>;
   /**

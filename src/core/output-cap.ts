@@ -85,6 +85,7 @@ export async function holdRequest<S extends TSchema>(
       floorMicros: cost?.floorMicros,
       outputCapLoweredTo,
       ...(reserve.spendLimits && { spendLimits: reserve.spendLimits }),
+      ...(reserve.attribution ? { attribution: reserve.attribution } : {}),
     });
   try {
     const reservation = await place(estimate);

@@ -3,8 +3,11 @@
  * Declaration for the non-model routes (account, admin, catalog, health): auth mode, schemas,
  * and a handler. Validation and OpenAPI come from the same schemas, as for model endpoints.
  * Authentication runs before the body is read; query strings are converted before validation.
+ * A query parameter an authenticated route does not declare is refused (`400 invalid_request`
+ * naming it), never ignored: a client paging with `after` or `offset` where the route pages with `cursor`
+ * learns so at once instead of reading the first page again.
  */
-import type { Static, TSchema } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
@@ -51,7 +54,59 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
   ): Promise<unknown>;
 }
 
+/** The query of a plain list: `limit` (default 100, at most 1000) and `cursor`. */
+export const ListPageQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, description: "Items per page; default 100." }),
+  ),
+  cursor: Type.Optional(Type.String({ description: "`next_cursor` of the previous page." })),
+});
+
+/** The page a `ListPageQuery` asks for. */
+export function pageRequest(query: Static<typeof ListPageQuery>): {
+  limit: number;
+  cursor?: string;
+} {
+  return {
+    limit: query.limit ?? 100,
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
+}
+
 const NO_CALLER: Caller = { accountId: "", role: "user" };
+
+/**
+ * Query parameters every route takes: the Anthropic SDKs' beta namespace adds `?beta=true` to
+ * any path it calls (Claude Code counts tokens so), which changes nothing here.
+ */
+const CLIENT_MARKERS = ["beta"];
+
+/** The query parameters a route's schema declares, and the client markers. */
+function declaredParameters(schema: TSchema | undefined): ReadonlySet<string> {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return new Set([...Object.keys(properties ?? {}), ...CLIENT_MARKERS]);
+}
+
+/** Throws `400 invalid_request` for the first query parameter the route does not declare. */
+export function refuseUndeclaredQuery(query: unknown, declared: ReadonlySet<string>): void {
+  if (query === null || typeof query !== "object") return;
+  for (const name of Object.keys(query)) {
+    if (declared.has(name)) continue;
+    const known = [...declared]
+      .filter((item) => !CLIENT_MARKERS.includes(item))
+      .map((item) => `\`${item}\``)
+      .join(", ");
+    throw new GatewayError(
+      "invalid_request",
+      {
+        detail: `Unknown query parameter \`${name.slice(0, 100)}\`; ${
+          known ? `this endpoint takes ${known}` : "this endpoint takes no query parameters"
+        }.`,
+      },
+      { param: name.slice(0, 100) },
+    );
+  }
+}
 
 export async function authenticate(
   services: Services,
@@ -83,6 +138,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
 ): void {
   const validateBody = definition.body ? compileValidator(definition.body) : undefined;
   const validateQuery = definition.query ? compileValidator(definition.query) : undefined;
+  const declaredQuery = declaredParameters(definition.query);
   registerRouteDoc(app, {
     method: definition.method,
     path: definition.path,
@@ -108,6 +164,10 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       const caller =
         callers.get(request) ?? (await authenticate(services, request, definition.auth));
       type Context = Parameters<typeof definition.handler>[0];
+      // Public probes (`/healthz`, `/readyz`, `/openapi.json`) take no input and read none, so a
+      // load balancer's cache-busting query string does not fail them.
+      if (definition.auth !== "none" || definition.query)
+        refuseUndeclaredQuery(request.query, declaredQuery);
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (

@@ -77,3 +77,33 @@ export function pageOf<Row, T>(
     next_cursor: hasMore && last !== undefined ? encodeCursor(sortKey(last)) : null,
   };
 }
+
+/** Compares two sort keys part by part (numbers as numbers, strings by code unit). */
+function compareKeys(a: readonly CursorPart[], b: readonly CursorPart[]): number {
+  for (let index = 0; index < Math.max(a.length, b.length); index++) {
+    const left = a[index];
+    const right = b[index];
+    if (left === right) continue;
+    if (left === undefined) return -1;
+    if (right === undefined) return 1;
+    return left < right ? -1 : 1;
+  }
+  return 0;
+}
+
+/**
+ * Pages a short list already in memory (an account's keys) by the same convention: the items in
+ * ascending order of `sortKey`, those after `cursor`, `limit` of them.
+ */
+export function pageFromList<Item, T>(
+  items: readonly Item[],
+  page: { limit: number; cursor?: string | undefined },
+  sortKey: (item: Item) => [number, string],
+  describe: (item: Item) => T,
+): Page<T> {
+  const after =
+    page.cursor === undefined ? undefined : decodeCursor(page.cursor, ["number", "string"]);
+  const sorted = [...items].sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
+  const rest = after ? sorted.filter((item) => compareKeys(sortKey(item), after) > 0) : sorted;
+  return pageOf(rest.slice(0, page.limit + 1), page.limit, sortKey, describe);
+}

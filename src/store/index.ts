@@ -12,7 +12,7 @@ import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
-import type { Store } from "./types.ts";
+import type { AccountListOptions, Store } from "./types.ts";
 
 export type * from "./audit-types.ts";
 export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
@@ -51,7 +51,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
         const account = await accounts.findAccountById(id);
         return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
       },
-      async listAccounts(page: { limit: number; offset: number; emailContains?: string }) {
+      async listAccounts(page: AccountListOptions) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,

@@ -352,6 +352,20 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0010_usage_attribution": {
+      // Who a request was for, as its client said (`user`, Anthropic's `metadata.user_id`) and
+      // its `metadata` string pairs (JSON), on the usage record; and the time index that lets
+      // the admin usage report page across accounts (src/endpoints/billing/usage-report.ts).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable("usage_records").addColumn("end_user", "text").execute();
+        await db.schema.alterTable("usage_records").addColumn("metadata", "text").execute();
+        await db.schema
+          .createIndex("usage_time")
+          .on("usage_records")
+          .columns(["created_at", "request_id"])
+          .execute();
+      },
+    },
     "0012_credit_codes": {
       // Prepaid credit codes (src/endpoints/credit-codes): an operator makes them, an account
       // redeems one once. Only the code's SHA-256 hash is kept, with a short prefix to show.

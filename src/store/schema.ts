@@ -91,6 +91,10 @@ export interface UsageRecordsTable {
   overrun_micros: number;
   /** The output cap sent upstream when it was lowered to fit the balance. */
   output_cap_lowered_to: number | null;
+  /** The end user the client named (`user`, `metadata.user_id`); migration 0010. */
+  end_user: string | null;
+  /** JSON object of the request's `metadata` string pairs; migration 0010. */
+  metadata: string | null;
 }
 
 /** A request between its hold and its settlement (see migration 0006). */

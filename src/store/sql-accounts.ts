@@ -203,12 +203,21 @@ export function sqlAccountStore(
         .executeTakeFirst();
       return row && { ...toAccount(row), passwordHash: row.password_hash };
     },
-    async listAccounts({ limit, offset, emailContains }) {
-      const rows = await withEmailFilter(db.selectFrom("accounts").selectAll(), emailContains)
+    async listAccounts({ limit, offset, after, emailContains }) {
+      let select = withEmailFilter(db.selectFrom("accounts").selectAll(), emailContains);
+      if (after) {
+        select = select.where((eb) =>
+          eb.or([
+            eb("created_at", ">", after.createdAt),
+            eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
+          ]),
+        );
+      }
+      const rows = await select
         .orderBy("created_at")
         .orderBy("id")
         .limit(limit)
-        .offset(offset)
+        .offset(offset ?? 0)
         .execute();
       return rows.map(toAccount);
     },

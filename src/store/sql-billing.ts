@@ -12,7 +12,7 @@
  * hold, deleted with the charge or release), so a dead process's requests can be settled at
  * once after a restart (see sql-inflight.ts).
  */
-import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
+import { type Insertable, type Kysely, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
@@ -24,14 +24,9 @@ import type {
 } from "./schema.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
+import { sqlUsageReads } from "./sql-usage.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type {
-  BillingStore,
-  HoldInput,
-  SpendLimitRefusal,
-  UsageQuery,
-  UsageRecord,
-} from "./types.ts";
+import type { BillingStore, HoldInput, SpendLimitRefusal, UsageRecord } from "./types.ts";
 
 export function toRow(record: UsageRecord): UsageRecordsTable {
   return {
@@ -59,36 +54,8 @@ export function toRow(record: UsageRecord): UsageRecordsTable {
     created_at: record.createdAt,
     overrun_micros: record.overrunMicros ?? 0,
     output_cap_lowered_to: record.outputCapLoweredTo ?? null,
-  };
-}
-
-function fromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
-  return {
-    requestId: row.request_id,
-    accountId: row.account_id,
-    keyId: row.key_id,
-    model: row.model,
-    endpoint: row.endpoint,
-    status: row.status,
-    inputTokens: Number(row.input_tokens),
-    cachedInputTokens: Number(row.cached_input_tokens),
-    cacheWriteTokens: Number(row.cache_write_tokens),
-    outputTokens: Number(row.output_tokens),
-    reasoningTokens: Number(row.reasoning_tokens),
-    images: Number(row.images),
-    videoSeconds: Number(row.video_seconds),
-    characters: Number(row.characters),
-    costMicros: Number(row.cost_micros),
-    heldMicros: Number(row.held_micros),
-    usageSource: row.usage_source as UsageRecord["usageSource"],
-    upstreamRequestId: row.upstream_request_id,
-    latencyMs: row.latency_ms,
-    ttfbMs: row.ttfb_ms,
-    breakdown: row.breakdown ? (JSON.parse(row.breakdown) as Record<string, number>) : null,
-    createdAt: Number(row.created_at),
-    overrunMicros: Number(row.overrun_micros ?? 0),
-    outputCapLoweredTo:
-      row.output_cap_lowered_to === null ? null : Number(row.output_cap_lowered_to),
+    end_user: record.endUser ?? null,
+    metadata: record.metadata ? JSON.stringify(record.metadata) : null,
   };
 }
 
@@ -220,15 +187,6 @@ export function ledgerRow(
     reason,
     created_at: Date.now(),
   };
-}
-
-function filtered(db: Kysely<Database>, query: UsageQuery) {
-  let select = db.selectFrom("usage_records").where("account_id", "=", query.accountId);
-  if (query.from !== undefined) select = select.where("created_at", ">=", query.from);
-  if (query.to !== undefined) select = select.where("created_at", "<", query.to);
-  if (query.model) select = select.where("model", "=", query.model);
-  if (query.keyId) select = select.where("key_id", "=", query.keyId);
-  return select;
 }
 
 /** The refusal of a hold that a key's spend cap has no room for. */
@@ -420,53 +378,6 @@ export function sqlBillingStore(
 
     ...sqlInflight(db, transactions, q, holds),
 
-    async listUsage(query) {
-      const rows = await filtered(db, query)
-        .selectAll()
-        .orderBy("created_at", "desc")
-        .limit(query.limit)
-        .execute();
-      return rows.map(fromRow);
-    },
-
-    async groupUsage(query, by) {
-      const day =
-        dialect === "postgres"
-          ? sql<string>`to_char(to_timestamp(created_at / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`
-          : sql<string>`strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')`;
-      const group =
-        by === "day"
-          ? day
-          : by === "model"
-            ? sql<string>`model`
-            : sql<string>`coalesce(key_id, '')`;
-      const rows = await filtered(db, query)
-        .select((eb) => [
-          group.as("group"),
-          eb.fn.countAll<number>().as("requests"),
-          eb.fn.sum<number>("input_tokens").as("input_tokens"),
-          eb.fn.sum<number>("output_tokens").as("output_tokens"),
-          eb.fn.sum<number>("cost_micros").as("cost_micros"),
-        ])
-        .groupBy(group)
-        .orderBy(group)
-        .execute();
-      return rows.map((row) => ({
-        group: String(row.group),
-        requests: Number(row.requests),
-        inputTokens: Number(row.input_tokens),
-        outputTokens: Number(row.output_tokens),
-        costMicros: Number(row.cost_micros),
-      }));
-    },
-
-    async findUsage(requestId) {
-      const row = await db
-        .selectFrom("usage_records")
-        .selectAll()
-        .where("request_id", "=", requestId)
-        .executeTakeFirst();
-      return row && fromRow(row);
-    },
+    ...sqlUsageReads(db, dialect),
   };
 }

@@ -155,13 +155,15 @@ export function sqlTaskStore(
 
     async listVideoTasks(accountId, page) {
       let select = selectTask().where("account_id", "=", accountId);
-      if (page.after !== undefined) {
-        const cursor = await db
-          .selectFrom("video_tasks")
-          .select(["created_at", "id"])
-          .where("account_id", "=", accountId)
-          .where("id", "=", page.after)
-          .executeTakeFirst();
+      if (page.after !== undefined || page.afterKey !== undefined) {
+        const cursor = page.afterKey
+          ? { created_at: page.afterKey.createdAt, id: page.afterKey.id }
+          : await db
+              .selectFrom("video_tasks")
+              .select(["created_at", "id"])
+              .where("account_id", "=", accountId)
+              .where("id", "=", page.after ?? "")
+              .executeTakeFirst();
         if (!cursor) return [];
         select = select.where((eb) =>
           eb.or([

@@ -272,7 +272,16 @@ function storeSuite(
       }
       const byDay = await store.groupUsage({ accountId, limit: 100 }, "day");
       expect(byDay).toEqual([
-        { group: "2026-11-22", requests: 2, inputTokens: 20, outputTokens: 40, costMicros: 100 },
+        {
+          group: "2026-11-22",
+          requests: 2,
+          inputTokens: 20,
+          outputTokens: 40,
+          images: 0,
+          videoSeconds: 0,
+          characters: 0,
+          costMicros: 100,
+        },
       ]);
       const byModel = await store.groupUsage({ accountId, limit: 100 }, "model");
       expect(byModel.map((group) => group.group)).toEqual(["gpt-4o-mini"]);

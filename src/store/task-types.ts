@@ -118,6 +118,8 @@ export interface TaskPage {
   limit: number;
   /** Only tasks created before this one (its id), newest first. */
   after?: string;
+  /** Only tasks after this sort key (a cursor's: created_at, then id, both descending). */
+  afterKey?: { createdAt: number; id: string };
 }
 
 export interface TaskStore {

@@ -89,6 +89,15 @@ export interface LedgerPageEntry extends LedgerEntry {
   balanceAfterMicros: number;
 }
 
+export interface AccountListOptions {
+  limit: number;
+  offset?: number;
+  /** Accounts after this one in the list's order (created_at, then id). */
+  after?: { createdAt: number; id: string };
+  /** Only accounts whose email contains this text (case-insensitive). */
+  emailContains?: string;
+}
+
 export interface AccountStore {
   createAccount(
     input: {
@@ -102,12 +111,8 @@ export interface AccountStore {
   findAccountByEmail(
     email: string,
   ): Promise<(Account & { passwordHash: string | null }) | undefined>;
-  listAccounts(options: {
-    limit: number;
-    offset: number;
-    /** Only accounts whose email contains this text (case-insensitive). */
-    emailContains?: string;
-  }): Promise<Account[]>;
+  /** Oldest first (id on a tie), after `after` or skipping `offset`, whose email contains `emailContains`. */
+  listAccounts(options: AccountListOptions): Promise<Account[]>;
   countAccounts(options?: { emailContains?: string }): Promise<number>;
 }
 
@@ -253,6 +258,10 @@ export interface UsageRecord {
   overrunMicros?: number;
   /** The output cap sent upstream when it was lowered to fit the balance. */
   outputCapLoweredTo?: number | null;
+  /** The end user the client named for the request (OpenAI `user`, Anthropic `metadata.user_id`). */
+  endUser?: string | null;
+  /** The request's `metadata` string pairs (at most 16). */
+  metadata?: Record<string, string> | null;
 }
 
 export interface HoldInput {
@@ -325,19 +334,31 @@ export type HoldResult =
     };
 
 export interface UsageQuery {
-  accountId: string;
+  /** One account's records; every account's when absent (the admin report). */
+  accountId?: string;
   from?: number;
   to?: number;
   model?: string;
   keyId?: string;
+  /** The end user the client named (`user`, `metadata.user_id`). */
+  endUser?: string;
   limit: number;
+  /** Records after this one in the order newest first, request id descending on a tie. */
+  after?: { createdAt: number; requestId: string };
+  /** Groups after this group key (groups come in the order of their keys). */
+  afterGroup?: string;
 }
+
+export type UsageGroupBy = "day" | "model" | "key" | "account";
 
 export interface UsageGroup {
   group: string;
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  images: number;
+  videoSeconds: number;
+  characters: number;
   costMicros: number;
 }
 
@@ -371,7 +392,7 @@ export interface BillingStore {
   /** Marks `instanceId` alive now (PostgreSQL instances check each other's heartbeats). */
   heartbeat(instanceId: string, startedAt: number): Promise<void>;
   listUsage(query: UsageQuery): Promise<UsageRecord[]>;
-  groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
+  groupUsage(query: UsageQuery, by: UsageGroupBy): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
 }
 

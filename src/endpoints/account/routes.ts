@@ -16,8 +16,9 @@ import {
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { anonymousOrigin, auditOrigin, passwordOrigin } from "../../http/audit-origin.ts";
-import { registerRoute } from "../../http/route.ts";
+import { ListPageQuery, pageRequest, registerRoute } from "../../http/route.ts";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.ts";
+import { pageFromList } from "../../store/cursor.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
 import { registerBudgetRoutes } from "./budget-routes.ts";
@@ -166,12 +167,13 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     method: "GET",
     path: "/v1/account/keys",
     summary:
-      "List the account's API keys (prefixes only); a key sees itself and the keys minted below it.",
+      "List the account's API keys (prefixes only), oldest first, in cursor pages; a key sees itself and the keys minted below it.",
     tags: ["account"],
     auth: "account",
-    async handler({ caller }) {
+    query: ListPageQuery,
+    async handler({ caller, query }) {
       const keys = await visibleKeys(services.store, caller);
-      return { object: "list", data: keys.map(describeKey) };
+      return pageFromList(keys, pageRequest(query), (key) => [key.createdAt, key.id], describeKey);
     },
   });
 

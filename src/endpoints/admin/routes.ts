@@ -10,7 +10,8 @@ import { adjustBalance } from "../../billing/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { auditOrigin } from "../../http/audit-origin.ts";
-import { registerRoute } from "../../http/route.ts";
+import { ListPageQuery, pageRequest, registerRoute } from "../../http/route.ts";
+import { decodeCursor, pageFromList, pageOf } from "../../store/cursor.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../account/accounts.ts";
 import {
   describeKey,
@@ -35,11 +36,13 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/admin/accounts",
-    summary: "List accounts.",
+    summary:
+      "List accounts, oldest first; `email` finds those whose email contains it (any case). Cursor pages (`cursor`, `next_cursor`); `offset` still skips, without a cursor.",
     tags: ["admin"],
     auth: "admin",
     query: Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+      cursor: Type.Optional(Type.String({ description: "`next_cursor` of the previous page." })),
       offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
       email: Type.Optional(
         Type.String({
@@ -51,12 +54,32 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     async handler({ query }) {
       const limit = Number(query.limit ?? 100);
       const offset = Number(query.offset ?? 0);
+      if (query.cursor !== undefined && offset > 0) {
+        throw new GatewayError(
+          "invalid_request",
+          { detail: "Pass `cursor` or `offset`, not both; `cursor` is the way to page." },
+          { param: "offset" },
+        );
+      }
+      const after =
+        query.cursor === undefined ? undefined : decodeCursor(query.cursor, ["number", "string"]);
       const emailContains = query.email;
       const [accounts, total] = await Promise.all([
-        services.store.listAccounts({ limit, offset, emailContains }),
+        services.store.listAccounts({
+          limit: limit + 1,
+          offset,
+          ...(after ? { after: { createdAt: Number(after[0]), id: String(after[1]) } } : {}),
+          ...(emailContains ? { emailContains } : {}),
+        }),
         services.store.countAccounts({ emailContains }),
       ]);
-      return { object: "list", data: accounts.map(describeAccount), total, limit, offset };
+      const page = pageOf(
+        accounts,
+        limit,
+        (account) => [account.createdAt, account.id],
+        describeAccount,
+      );
+      return { ...page, total, limit, offset };
     },
   });
 
@@ -85,12 +108,14 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/admin/accounts/:id/keys",
-    summary: "List an account's keys.",
+    summary: "List an account's keys, oldest first, in cursor pages.",
     tags: ["admin"],
     auth: "admin",
-    async handler({ params }) {
+    query: ListPageQuery,
+    async handler({ params, query }) {
       const account = await requireAccount(services, params.id);
-      return { object: "list", data: (await services.store.listKeys(account.id)).map(describeKey) };
+      const keys = await services.store.listKeys(account.id);
+      return pageFromList(keys, pageRequest(query), (key) => [key.createdAt, key.id], describeKey);
     },
   });
 

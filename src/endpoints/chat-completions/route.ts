@@ -3,6 +3,8 @@
  * `POST /v1/chat/completions`: the endpoint declaration. The pipeline in `core/model-call`
  * does auth, model checks, validation, quotas and billing; `operation.ts` does the work.
  */
+
+import { openAIAttribution } from "../../core/attribution.ts";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import { estimateChatCost, outputCap, withOutputCap } from "./estimate-chat-cost.ts";
 import { runChatCompletion } from "./operation.ts";
@@ -21,6 +23,7 @@ export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest
   dialect: "gateway",
   nullMeansAbsent: true,
   validateForModel: validateChatRequest,
+  attribution: openAIAttribution,
   estimateCost: estimateChatCost,
   outputCap: { of: outputCap, with: withOutputCap },
   run: runChatCompletion,

@@ -134,7 +134,12 @@ export const ChatCompletionRequest = Type.Object(
     logprobs: Type.Optional(Type.Boolean()),
     top_logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
     logit_bias: Type.Optional(Type.Record(Type.String(), Type.Number())),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), {
+        maxProperties: 16,
+        description: "Up to 16 string pairs; recorded on the usage record.",
+      }),
+    ),
     store: Type.Optional(Type.Boolean()),
     reasoning_effort: Type.Optional(Type.String({ description: "e.g. `low`, `medium`, `high`." })),
     verbosity: Type.Optional(

@@ -5,6 +5,7 @@
  * query strings such as `?beta=true` are ignored by routing.
  */
 import type { FastifyInstance } from "fastify";
+import { anthropicAttribution } from "../../core/attribution.ts";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import { resolveModel } from "../../core/resolve-model.ts";
 import type { Services } from "../../core/services.ts";
@@ -31,6 +32,7 @@ export const messagesEndpoint: ModelEndpoint<typeof MessagesRequest> = {
   body: MessagesRequest,
   dialect: "anthropic",
   validateForModel: refuseUnbilledMessagesOptions,
+  attribution: anthropicAttribution,
   estimateCost: estimateMessagesCost,
   outputCap: {
     of: messagesOutputCap,

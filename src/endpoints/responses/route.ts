@@ -9,6 +9,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import { openAIAttribution } from "../../core/attribution.ts";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -37,6 +38,7 @@ export const responsesEndpoint: ModelEndpoint<typeof ResponsesRequest> = {
   nullMeansAbsent: true,
   validateForModel: validateResponsesRequest,
   resolve: resolveConversation,
+  attribution: openAIAttribution,
   estimateCost: (body, model) =>
     estimateChatCost(toChatCompletionRequest(body, priorItems(body)).chat, model),
   outputCap: {

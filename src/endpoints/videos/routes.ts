@@ -14,6 +14,7 @@ import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
+import { decodeCursor, pageOf } from "../../store/cursor.ts";
 import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask, routeOf } from "../../tasks/index.ts";
 import { priceVideo, submitVideoTask } from "./operation.ts";
@@ -73,29 +74,36 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/videos/generations",
-    summary: "Your account's video tasks, newest first; `after` (a task id) pages on.",
+    summary:
+      "Your account's video tasks, newest first, in cursor pages (`cursor`, `next_cursor`); `after` (a task id) also pages on.",
     tags: ["videos"],
     auth: "account",
     query: Type.Object(
       {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
         after: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        cursor: Type.Optional(Type.String({ description: "`next_cursor` of the previous page." })),
       },
       { additionalProperties: false },
     ),
     async handler({ caller, query }) {
       const limit = query.limit ?? 20;
+      if (query.cursor !== undefined && query.after !== undefined) {
+        throw new GatewayError(
+          "invalid_request",
+          { detail: "Pass `cursor` or `after`, not both." },
+          { param: "after" },
+        );
+      }
+      const key =
+        query.cursor === undefined ? undefined : decodeCursor(query.cursor, ["number", "string"]);
       const tasks = await services.store.listVideoTasks(caller.accountId, {
         limit: limit + 1,
         ...(query.after === undefined ? {} : { after: query.after }),
+        ...(key ? { afterKey: { createdAt: Number(key[0]), id: String(key[1]) } } : {}),
       });
-      const page = tasks.slice(0, limit);
-      return {
-        object: "list",
-        data: page.map(renderVideoTask),
-        has_more: tasks.length > limit,
-        last_id: page.at(-1)?.id ?? null,
-      };
+      const page = pageOf(tasks, limit, (task) => [task.createdAt, task.id], renderVideoTask);
+      return { ...page, last_id: page.data.at(-1)?.id ?? null };
     },
   });
 
