@@ -59,6 +59,7 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   SWITCHYARD_REGISTRATION: ["registration", "enabled", envBoolean],
   SWITCHYARD_METRICS_TOKEN: ["metrics", "token", String],
   SWITCHYARD_METRICS_LISTEN: ["metrics", "listen", String],
+  SWITCHYARD_CONSOLE: ["console", "enabled", envBoolean],
 };
 
 /** Environment variables that override the file; returns which setting came from which. */

@@ -1,0 +1,143 @@
+/**
+ * @module console/charts
+ * Charts of usage: a time series by day (uPlot, on a canvas of fixed height so nothing moves
+ * when it draws) and labelled horizontal bars for totals by model, key or account. Every chart
+ * also carries its numbers as text (a legend or the bar labels) for screen readers and tests.
+ */
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { formatCount, formatMicros } from "./money.ts";
+
+export interface DayPoint {
+  day: string;
+  value: number;
+}
+
+function cssVar(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+/** Bars by day; `money` formats values as micro-USD. */
+export function DayChart(props: {
+  title: string;
+  points: DayPoint[];
+  money?: boolean;
+  id: string;
+}) {
+  const holder = useRef<HTMLDivElement>(null);
+  const format = (value: number) =>
+    props.money ? formatMicros(Math.round(value)) : formatCount(Math.round(value));
+  useEffect(() => {
+    const element = holder.current;
+    if (!element || props.points.length === 0) return;
+    const xs = props.points.map(
+      (point) => Date.parse(`${point.day.slice(0, 10)}T00:00:00Z`) / 1000,
+    );
+    const ys = props.points.map((point) => point.value);
+    const stroke = cssVar("--accent", "#2563eb");
+    const text = cssVar("--text-muted", "#555");
+    const grid = cssVar("--border", "#ddd");
+    const axis = {
+      stroke: text,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+    };
+    const plot = new uPlot(
+      {
+        width: Math.max(280, element.clientWidth),
+        height: 200,
+        legend: { show: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: {
+          x: { time: true },
+          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+        },
+        axes: [
+          { ...axis },
+          { ...axis, size: props.money ? 90 : 60, values: (_u, values) => values.map(format) },
+        ],
+        series: [
+          {},
+          {
+            label: props.title,
+            stroke,
+            fill: `${stroke}55`,
+            width: 1,
+            paths: uPlot.paths.bars?.({ size: [0.6, 48] }),
+            points: { show: false },
+            value: (_u, value) => (value === null ? "—" : format(value)),
+          },
+        ],
+      },
+      [xs, ys],
+      element,
+    );
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, element.clientWidth), height: 200 }),
+    );
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [props.points, props.money, props.title]);
+  const total = props.points.reduce((sum, point) => sum + point.value, 0);
+  return (
+    <figure class="chart" aria-labelledby={`${props.id}-caption`}>
+      <figcaption id={`${props.id}-caption`}>
+        {props.title} <span class="muted">(total {format(total)})</span>
+      </figcaption>
+      <div
+        class="chart-canvas"
+        ref={holder}
+        role="img"
+        aria-label={`${props.title}: ${props.points.map((point) => `${point.day} ${format(point.value)}`).join(", ") || "no data"}`}
+      >
+        {props.points.length === 0 ? <p class="empty">No usage in this range.</p> : null}
+      </div>
+    </figure>
+  );
+}
+
+export interface Bar {
+  label: string;
+  cost_micros: number;
+  tokens: number;
+  requests: number;
+}
+
+/** Totals as bars, the widest the largest cost, each labelled with its numbers. */
+export function BarChart(props: { title: string; bars: Bar[]; id: string; currency?: string }) {
+  const largest = props.bars.reduce((max, bar) => Math.max(max, bar.cost_micros), 0);
+  return (
+    <figure class="chart bars" aria-labelledby={`${props.id}-caption`} data-testid={props.id}>
+      <figcaption id={`${props.id}-caption`}>{props.title}</figcaption>
+      {props.bars.length === 0 ? (
+        <p class="empty">No usage in this range.</p>
+      ) : (
+        <ul>
+          {props.bars.slice(0, 12).map((bar) => (
+            <li key={bar.label}>
+              <span class="bar-label" title={bar.label}>
+                {bar.label}
+              </span>
+              <span class="bar-track" aria-hidden="true">
+                <span
+                  class="bar-fill"
+                  style={{
+                    width: `${largest > 0 ? Math.max(2, (bar.cost_micros / largest) * 100) : 2}%`,
+                  }}
+                />
+              </span>
+              <span class="bar-value">
+                {formatMicros(bar.cost_micros, props.currency ?? "USD")} · {formatCount(bar.tokens)}{" "}
+                tokens · {formatCount(bar.requests)} req
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </figure>
+  );
+}
