@@ -8,6 +8,7 @@
  *   npm run console:build            # writes console/dist
  *   node --import tsx console/build.ts <dir>
  */
+import { createHash } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +18,7 @@ const HERE = fileURLToPath(new URL(".", import.meta.url));
 export const DEFAULT_OUT = join(HERE, "dist");
 
 export interface ConsoleBuild {
-  /** Paths relative to the output directory, e.g. `assets/main-3F2A1B.js`. */
+  /** Paths relative to the output directory, e.g. `assets/main-3f2a1b09c4.js`. */
   script: string;
   style: string;
   files: string[];
@@ -49,8 +50,7 @@ export async function buildConsole(outDir: string = DEFAULT_OUT): Promise<Consol
   const result = await build({
     entryPoints: [join(HERE, "src/main.tsx")],
     outdir: join(outDir, "assets"),
-    entryNames: "[name]-[hash]",
-    assetNames: "[name]-[hash]",
+    entryNames: "[name]",
     bundle: true,
     minify: true,
     format: "esm",
@@ -59,11 +59,17 @@ export async function buildConsole(outDir: string = DEFAULT_OUT): Promise<Consol
     jsxImportSource: "preact",
     legalComments: "none",
     sourcemap: false,
-    metafile: true,
-    write: true,
+    write: false,
     logLevel: "warning",
   });
-  const outputs = Object.keys(result.metafile.outputs).map((path) => `assets/${basename(path)}`);
+  // Named by a hash of the bytes alone (esbuild's own hash also covers where the inputs sit
+  // on disk, which differs between checkouts).
+  const outputs = result.outputFiles.map((file) => {
+    const hash = createHash("sha256").update(file.contents).digest("hex").slice(0, 10);
+    const name = basename(file.path).replace(/\.(js|css)$/, `-${hash}.$1`);
+    writeFileSync(join(outDir, "assets", name), file.contents);
+    return `assets/${name}`;
+  });
   const script = outputs.find((path) => path.endsWith(".js"));
   const style = outputs.find((path) => path.endsWith(".css"));
   if (!script || !style)
