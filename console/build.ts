@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { type BuildOptions, build, type OutputFile } from "esbuild";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 export const DEFAULT_OUT = join(HERE, "dist");
@@ -21,6 +21,8 @@ export interface ConsoleBuild {
   /** Paths relative to the output directory, e.g. `assets/main-3f2a1b09c4.js`. */
   script: string;
   style: string;
+  /** The uPlot chart module, loaded on demand. */
+  chart: string;
   files: string[];
 }
 
@@ -44,38 +46,57 @@ function indexHtml(script: string, style: string): string {
 `;
 }
 
-export async function buildConsole(outDir: string = DEFAULT_OUT): Promise<ConsoleBuild> {
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(join(outDir, "assets"), { recursive: true });
-  const result = await build({
-    entryPoints: [join(HERE, "src/main.tsx")],
-    outdir: join(outDir, "assets"),
-    entryNames: "[name]",
-    bundle: true,
-    minify: true,
-    format: "esm",
-    target: ["es2022", "chrome111", "firefox111", "safari16"],
-    jsx: "automatic",
-    jsxImportSource: "preact",
-    legalComments: "none",
-    sourcemap: false,
-    write: false,
-    logLevel: "warning",
-  });
-  // Named by a hash of the bytes alone (esbuild's own hash also covers where the inputs sit
-  // on disk, which differs between checkouts).
-  const outputs = result.outputFiles.map((file) => {
+const COMMON = {
+  bundle: true,
+  minify: true,
+  format: "esm",
+  target: ["es2022", "chrome111", "firefox111", "safari16"],
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  legalComments: "none",
+  sourcemap: false,
+  write: false,
+  logLevel: "warning",
+} satisfies BuildOptions;
+
+/**
+ * Writes esbuild's outputs under `assets/`, each named by a hash of its bytes alone (esbuild's
+ * own hash also covers where the inputs sit on disk, which differs between checkouts).
+ */
+function writeHashed(outDir: string, files: OutputFile[]): string[] {
+  return files.map((file) => {
     const hash = createHash("sha256").update(file.contents).digest("hex").slice(0, 10);
     const name = basename(file.path).replace(/\.(js|css)$/, `-${hash}.$1`);
     writeFileSync(join(outDir, "assets", name), file.contents);
     return `assets/${name}`;
   });
+}
+
+export async function buildConsole(outDir: string = DEFAULT_OUT): Promise<ConsoleBuild> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(join(outDir, "assets"), { recursive: true });
+  // uPlot first, as its own module: the main bundle loads it by its hashed name when a page
+  // draws a chart.
+  const chart = await build({
+    ...COMMON,
+    entryPoints: [join(HERE, "src/uplot-chart.ts")],
+    outdir: join(outDir, "assets"),
+  });
+  const [chartFile] = writeHashed(outDir, chart.outputFiles);
+  const main = await build({
+    ...COMMON,
+    entryPoints: [join(HERE, "src/main.tsx")],
+    outdir: join(outDir, "assets"),
+    define: { UPLOT_CHART_URL: JSON.stringify(`/console/${chartFile}`) },
+    external: ["/console/assets/*"],
+  });
+  const outputs = writeHashed(outDir, main.outputFiles);
   const script = outputs.find((path) => path.endsWith(".js"));
   const style = outputs.find((path) => path.endsWith(".css"));
-  if (!script || !style)
-    throw new Error(`expected one .js and one .css, got ${outputs.join(", ")}`);
+  if (!chartFile || !script || !style)
+    throw new Error(`expected the chart module, one .js and one .css, got ${outputs.join(", ")}`);
   writeFileSync(join(outDir, "index.html"), indexHtml(script, style));
-  return { script, style, files: ["index.html", ...outputs].sort() };
+  return { script, style, chart: chartFile, files: ["index.html", chartFile, ...outputs].sort() };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

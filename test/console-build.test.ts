@@ -53,8 +53,17 @@ describe("console build", () => {
     expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
   });
 
+  it("loads uPlot on demand, by its hashed name", () => {
+    expect(built.chart).toMatch(/^assets\/uplot-chart-[0-9a-f]{10}\.js$/);
+    const main = readFileSync(join(out, built.script), "utf8");
+    expect(main.includes(`"/console/${built.chart}"`)).toBe(true);
+    // a class name only uPlot's code carries
+    expect(main.includes("u-cursor-x")).toBe(false);
+    expect(readFileSync(join(out, built.chart), "utf8").includes("u-cursor-x")).toBe(true);
+  });
+
   it(`keeps the JavaScript and CSS under ${GZIP_BUDGET_BYTES / 1024} KB gzipped`, () => {
-    const gzipped = [built.script, built.style].reduce(
+    const gzipped = [built.script, built.style, built.chart].reduce(
       (sum, path) => sum + gzipSync(readFileSync(join(out, path)), { level: 9 }).length,
       0,
     );

@@ -5,7 +5,6 @@
  * also carries its numbers as text (a legend or the bar labels) for screen readers and tests.
  */
 import { useEffect, useRef } from "preact/hooks";
-import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { formatCount, formatMicros } from "./money.ts";
 
@@ -16,6 +15,15 @@ export interface DayPoint {
 
 function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+/** Where the build put `uplot-chart.ts` (a hashed file name), defined by `console/build.ts`. */
+declare const UPLOT_CHART_URL: string;
+type ChartModule = typeof import("./uplot-chart.ts");
+let chartModule: Promise<ChartModule> | undefined;
+function loadChartModule(): Promise<ChartModule> {
+  chartModule ??= import(/* @vite-ignore */ UPLOT_CHART_URL) as Promise<ChartModule>;
+  return chartModule;
 }
 
 /** Bars by day; `money` formats values as micro-USD. */
@@ -31,57 +39,28 @@ export function DayChart(props: {
   useEffect(() => {
     const element = holder.current;
     if (!element || props.points.length === 0) return;
-    const xs = props.points.map(
-      (point) => Date.parse(`${point.day.slice(0, 10)}T00:00:00Z`) / 1000,
-    );
-    const ys = props.points.map((point) => point.value);
-    const stroke = cssVar("--accent", "#2563eb");
-    const text = cssVar("--text-muted", "#555");
-    const grid = cssVar("--border", "#ddd");
-    const axis = {
-      stroke: text,
-      grid: { stroke: grid, width: 1 },
-      ticks: { stroke: grid, width: 1 },
-    };
-    const plot = new uPlot(
-      {
-        width: Math.max(280, element.clientWidth),
-        height: 200,
-        legend: { show: false },
-        cursor: { drag: { x: false, y: false } },
-        scales: {
-          x: { time: true },
-          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+    let remove: (() => void) | undefined;
+    let live = true;
+    loadChartModule().then(({ drawDayChart }) => {
+      if (!live) return;
+      remove = drawDayChart({
+        element,
+        days: props.points.map((point) => point.day),
+        values: props.points.map((point) => point.value),
+        title: props.title,
+        money: Boolean(props.money),
+        colors: {
+          stroke: cssVar("--accent", "#2563eb"),
+          text: cssVar("--text-muted", "#555"),
+          grid: cssVar("--border", "#ddd"),
         },
-        axes: [
-          { ...axis },
-          { ...axis, size: props.money ? 90 : 60, values: (_u, values) => values.map(format) },
-        ],
-        series: [
-          {},
-          {
-            label: props.title,
-            stroke,
-            fill: `${stroke}55`,
-            width: 1,
-            paths: uPlot.paths.bars?.({ size: [0.6, 48] }),
-            points: { show: false },
-            value: (_u, value) => (value === null ? "—" : format(value)),
-          },
-        ],
-      },
-      [xs, ys],
-      element,
-    );
-    const resize = new ResizeObserver(() =>
-      plot.setSize({ width: Math.max(280, element.clientWidth), height: 200 }),
-    );
-    resize.observe(element);
+      });
+    });
     return () => {
-      resize.disconnect();
-      plot.destroy();
+      live = false;
+      remove?.();
     };
-  }, [props.points, props.money, props.title]);
+  }, [JSON.stringify(props.points), props.money, props.title]);
   const total = props.points.reduce((sum, point) => sum + point.value, 0);
   return (
     <figure class="chart" aria-labelledby={`${props.id}-caption`}>
