@@ -104,7 +104,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
 
     // A streamed chat with it; its cost and the sandbox badge show.
     await open(page, "Playground", "Playground");
-    await page.getByLabel("API key").selectOption({ label: /playground/.source });
+    await page.getByLabel("API key").selectOption({ label: `playground (${secret.slice(0, 7)}…)` });
     await page.getByLabel("Model").selectOption(CHAT_MODEL);
     await page.getByLabel("Message").fill("Say hello to the console test.");
     await page.getByRole("button", { name: "Send" }).click();

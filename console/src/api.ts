@@ -47,10 +47,15 @@ async function errorOf(response: Response): Promise<ApiError> {
 }
 
 /** A console call (session cookie); throws `ApiError` on any status but 2xx. */
-export async function consoleFetch(
-  path: string,
-  init: { method?: string; json?: unknown; query?: Query } = {},
-): Promise<Response> {
+export interface ConsoleInit {
+  method?: string;
+  json?: unknown;
+  query?: Query;
+  /** A 401 here says nothing about the session (a route that may not take it): stay signed in. */
+  keepSession?: boolean;
+}
+
+export async function consoleFetch(path: string, init: ConsoleInit = {}): Promise<Response> {
   const headers: Record<string, string> = { "x-switchyard-console": "1" };
   if (init.json !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(withQuery(path, init.query), {
@@ -61,16 +66,14 @@ export async function consoleFetch(
   });
   if (!response.ok) {
     const error = await errorOf(response);
-    if (response.status === 401 && !path.startsWith("/v1/account/login")) onUnauthorized();
+    if (response.status === 401 && !init.keepSession && !path.startsWith("/v1/account/login"))
+      onUnauthorized();
     throw error;
   }
   return response;
 }
 
-export async function api<T>(
-  path: string,
-  init: { method?: string; json?: unknown; query?: Query } = {},
-): Promise<T> {
+export async function api<T>(path: string, init: ConsoleInit = {}): Promise<T> {
   const response = await consoleFetch(path, init);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;

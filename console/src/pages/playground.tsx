@@ -73,6 +73,7 @@ async function readChatStream(response: Response, onText: (text: string) => void
 function KeyPicker(props: { value: string; onValue: (value: string) => void }) {
   const keys = useStore(sessionKeys);
   const [pasted, setPasted] = useState("");
+  const chosen = keys.find((key) => key.secret === props.value);
   useEffect(() => {
     if (!props.value && keys.length > 0) props.onValue(keys[keys.length - 1]!.secret);
   }, [keys.length]);
@@ -85,15 +86,17 @@ function KeyPicker(props: { value: string; onValue: (value: string) => void }) {
       >
         <select
           id="pg-key"
-          value={keys.some((key) => key.secret === props.value) ? props.value : ""}
-          onChange={(event) => props.onValue(event.currentTarget.value)}
+          value={chosen?.id ?? ""}
+          onChange={(event) =>
+            props.onValue(keys.find((key) => key.id === event.currentTarget.value)?.secret ?? "")
+          }
           aria-describedby="pg-key-hint"
         >
           <option value="">
             {keys.length ? "Choose a key" : "No key created in this session"}
           </option>
           {keys.map((key) => (
-            <option key={key.id} value={key.secret}>
+            <option key={key.id} value={key.id}>
               {key.name} ({key.prefix})
             </option>
           ))}

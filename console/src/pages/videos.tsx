@@ -27,7 +27,10 @@ async function listVideos(): Promise<List<VideoTask>> {
     return await api<List<VideoTask>>("/v1/videos", { query: { limit: 50 } });
   } catch (failure) {
     if (failure instanceof ApiError && (failure.status === 404 || failure.status === 405))
-      return api<List<VideoTask>>("/v1/videos/generations", { query: { limit: 50 } });
+      return api<List<VideoTask>>("/v1/videos/generations", {
+        query: { limit: 50 },
+        keepSession: true,
+      });
     throw failure;
   }
 }
