@@ -48,11 +48,19 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
   });
 
   it("shows a usable log-in page within a second", async () => {
+    // Once to start the browser's processes, then timed with its cache off, as a first visit.
+    const warmUp = await browser.newPage();
+    await warmUp.goto(`${gateway.url}/`);
+    await warmUp.getByRole("heading", { level: 1, name: "Log in" }).waitFor();
+    await warmUp.close();
     const page = await browser.newPage();
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send("Network.setCacheDisabled", { cacheDisabled: true });
     await page.goto(`${gateway.url}/`);
     await page.getByRole("heading", { level: 1, name: "Log in" }).waitFor();
-    await page.getByLabel("Email").waitFor({ state: "visible" });
+    await expect.poll(() => page.getByLabel("Email", { exact: true }).isEditable()).toBe(true);
     const usableAfterMs = await page.evaluate(() => performance.now());
+    console.log(`console: log-in page usable ${Math.round(usableAfterMs)} ms after navigation`);
     expect(page.url()).toBe(`${gateway.url}/console/login`);
     expect(usableAfterMs).toBeLessThan(1000);
     await snap(page, "login");
@@ -71,8 +79,8 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     const page = await browser.newPage();
     await page.goto(`${gateway.url}/console/register`);
     await page.getByRole("heading", { level: 1, name: "Create an account" }).waitFor();
-    await page.getByLabel("Email").fill(userEmail);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Email", { exact: true }).fill(userEmail);
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
     await snap(page, "register");
     await page.getByRole("button", { name: "Register" }).click();
     await expect.poll(() => page.getByTestId("secret").textContent()).toMatch(/^sk-/);
@@ -80,7 +88,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
 
     // Redeem the code: the balance shows it, from integer micro-USD.
     await page.getByRole("heading", { level: 1, name: "Balance" }).waitFor();
-    await page.getByLabel("Credit code").fill(code);
+    await page.getByLabel("Credit code", { exact: true }).fill(code);
     await page.getByRole("button", { name: "Redeem" }).click();
     await page.getByText(/Redeemed .*5\.00 USD added/).waitFor();
     await expect.poll(() => page.getByTestId("balance").textContent()).toBe("5.00 USD");
@@ -89,9 +97,9 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
 
     // A key, shown once.
     await open(page, "API keys", "API keys");
-    await page.getByLabel("Name").fill("playground");
-    await page.getByLabel("Model allowlist").fill(CHAT_MODEL);
-    await page.getByLabel("Requests per minute").fill("60");
+    await page.getByLabel("Name", { exact: true }).fill("playground");
+    await page.getByLabel("Model allowlist", { exact: true }).fill(CHAT_MODEL);
+    await page.getByLabel("Requests per minute", { exact: true }).fill("60");
     await page.getByRole("button", { name: "Create key" }).click();
     await page.getByText('New key "playground".').waitFor();
     const secret = (await page.getByTestId("secret").textContent())!;
@@ -104,9 +112,11 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
 
     // A streamed chat with it; its cost and the sandbox badge show.
     await open(page, "Playground", "Playground");
-    await page.getByLabel("API key").selectOption({ label: `playground (${secret.slice(0, 7)}…)` });
-    await page.getByLabel("Model").selectOption(CHAT_MODEL);
-    await page.getByLabel("Message").fill("Say hello to the console test.");
+    await page
+      .getByLabel("API key", { exact: true })
+      .selectOption({ label: `playground (${secret.slice(0, 7)}…)` });
+    await page.getByLabel("Model", { exact: true }).selectOption(CHAT_MODEL);
+    await page.getByLabel("Message", { exact: true }).fill("Say hello to the console test.");
     await page.getByRole("button", { name: "Send" }).click();
     await expect
       .poll(() => page.getByTestId("call-cost").textContent(), { timeout: 20_000 })
@@ -124,7 +134,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await row.first().waitFor();
     expect(await row.first().textContent()).toContain(cost);
     expect(
-      await page.getByRole("img", { name: /^Spend by day:/ }).getAttribute("aria-label"),
+      await page.getByRole("img", { name: /^Spend by day/ }).getAttribute("aria-label"),
     ).toContain(cost);
     await snap(page, "usage");
 
@@ -147,7 +157,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
       .getByRole("cell", { name: new RegExp(CHAT_MODEL) })
       .first()
       .waitFor();
-    await page.getByLabel("Search").fill(CHAT_MODEL);
+    await page.getByLabel("Search", { exact: true }).fill(CHAT_MODEL);
     await expect.poll(() => page.getByRole("row").count()).toBeLessThan(6);
     await snap(page, "models");
     await open(page, "Videos", "Videos");
@@ -167,19 +177,21 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     });
     expect(created.status).toBe(201);
 
-    const page = await browser.newPage();
+    // Another browser profile: no cookie of the user's session.
+    const adminBrowser = await launchBrowser();
+    const page = await adminBrowser.newPage();
     await page.goto(`${gateway.url}/console/login`);
-    await page.getByLabel("Email").fill(adminEmail);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Email", { exact: true }).fill(adminEmail);
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
     await page.getByRole("button", { name: "Log in" }).click();
     await page.getByRole("heading", { level: 1, name: "Balance" }).waitFor();
 
     await open(page, "Accounts", "Accounts");
-    await page.getByLabel("Email").fill(userEmail);
+    await page.getByLabel("Email", { exact: true }).fill(userEmail);
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByRole("button", { name: `Credit or debit ${userEmail}` }).click();
-    await page.getByLabel("Amount (USD)").fill("2.5");
-    await page.getByLabel("Reason").fill("console e2e goodwill");
+    await page.getByLabel("Amount (USD)", { exact: true }).fill("2.5");
+    await page.getByLabel("Reason", { exact: true }).fill("console e2e goodwill");
     await page.getByRole("button", { name: "Credit account" }).click();
     await page.getByText("Credited 2.50 USD").waitFor();
     await snap(page, "admin-accounts");
@@ -193,7 +205,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await snap(page, "admin-audit");
 
     await open(page, "Keys", "Keys");
-    await page.getByLabel("Account email").fill(userEmail);
+    await page.getByLabel("Account email", { exact: true }).fill(userEmail);
     await page.getByRole("button", { name: "Find" }).click();
     await page.getByRole("button", { name: userEmail }).click();
     await page.getByRole("heading", { name: `Keys of ${userEmail}` }).waitFor();
@@ -208,7 +220,7 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await snap(page, "admin-errors");
     await open(page, "Usage (all)", "Usage across accounts");
     await snap(page, "admin-usage");
-    await page.close();
+    await adminBrowser.close();
   });
 
   it("follows the dark colour scheme and fits a phone", { timeout: 60_000 }, async () => {

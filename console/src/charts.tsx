@@ -34,11 +34,12 @@ export function DayChart(props: {
   id: string;
 }) {
   const holder = useRef<HTMLDivElement>(null);
+  const empty = props.points.every((point) => point.value === 0);
   const format = (value: number) =>
     props.money ? formatMicros(Math.round(value)) : formatCount(Math.round(value));
   useEffect(() => {
     const element = holder.current;
-    if (!element || props.points.length === 0) return;
+    if (!element || empty) return;
     let remove: (() => void) | undefined;
     let live = true;
     loadChartModule().then(({ drawDayChart }) => {
@@ -71,9 +72,14 @@ export function DayChart(props: {
         class="chart-canvas"
         ref={holder}
         role="img"
-        aria-label={`${props.title}: ${props.points.map((point) => `${point.day} ${format(point.value)}`).join(", ") || "no data"}`}
+        aria-label={`${props.title}: ${
+          props.points
+            .filter((point) => point.value !== 0)
+            .map((point) => `${point.day} ${format(point.value)}`)
+            .join(", ") || "nothing in this range"
+        }`}
       >
-        {props.points.length === 0 ? <p class="empty">No usage in this range.</p> : null}
+        {empty ? <p class="empty">No usage in this range.</p> : null}
       </div>
     </figure>
   );

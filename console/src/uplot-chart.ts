@@ -18,8 +18,9 @@ export interface DayChartInput {
 /** Draws the chart and keeps it as wide as its element; returns the function that removes it. */
 export function drawDayChart(input: DayChartInput): () => void {
   const { element, colors } = input;
+  // Axis labels without the currency (the chart's caption names it), so they stay short.
   const format = (value: number) =>
-    input.money ? formatMicros(Math.round(value)) : formatCount(Math.round(value));
+    input.money ? formatMicros(Math.round(value), "").trim() : formatCount(Math.round(value));
   const xs = input.days.map((day) => Date.parse(`${day.slice(0, 10)}T00:00:00Z`) / 1000);
   const axis = {
     stroke: colors.text,
@@ -35,7 +36,7 @@ export function drawDayChart(input: DayChartInput): () => void {
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
         { ...axis },
-        { ...axis, size: input.money ? 90 : 60, values: (_u, values) => values.map(format) },
+        { ...axis, size: input.money ? 76 : 56, values: (_u, values) => values.map(format) },
       ],
       series: [
         {},

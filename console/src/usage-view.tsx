@@ -8,13 +8,24 @@ import { useState } from "preact/hooks";
 import { api, consoleFetch, download, type Query, toCsv } from "./api.ts";
 import { BarChart, DayChart } from "./charts.tsx";
 import { formatCount } from "./money.ts";
-import type { List, UsageGroup, UsageRecord } from "./types.ts";
+import type { ApiKey, List, UsageGroup, UsageRecord } from "./types.ts";
 import { Badge, Empty, Field, Input, Money, Notice, useAction, useLoad, When } from "./ui.tsx";
 
 type GroupName = "day" | "model" | "key" | "account";
 
 function isoDay(offsetDays: number): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Every day from `from` to `to` (at most 366), so a chart spans the range asked for. */
+export function daysBetween(from: string, to: string): string[] {
+  const days: string[] = [];
+  const start = Date.parse(`${from}T00:00:00Z`);
+  const end = Date.parse(`${to}T00:00:00Z`);
+  if (Number.isNaN(start) || Number.isNaN(end)) return days;
+  for (let at = start; at <= end && days.length < 366; at += 86_400_000)
+    days.push(new Date(at).toISOString().slice(0, 10));
+  return days;
 }
 
 const RECORD_COLUMNS = [
@@ -125,13 +136,31 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
     [applied],
   );
 
-  const days = [...(groups.data?.day ?? [])].sort((a, b) =>
-    String(a.day).localeCompare(String(b.day)),
+  const byDay = new Map((groups.data?.day ?? []).map((row) => [String(row.day).slice(0, 10), row]));
+  const range = daysBetween(applied.from, applied.to);
+  const days = (range.length ? range : [...byDay.keys()].sort()).map((day) => ({
+    day,
+    cost_micros: byDay.get(day)?.cost_micros ?? 0,
+    tokens: (byDay.get(day)?.input_tokens ?? 0) + (byDay.get(day)?.output_tokens ?? 0),
+  }));
+  const keyNames = useLoad(
+    async () =>
+      props.admin
+        ? new Map<string, string>()
+        : new Map(
+            (await api<List<ApiKey>>("/v1/account/keys")).data.map((key) => [
+              key.id,
+              `${key.name} (${key.prefix})`,
+            ]),
+          ),
+    [],
   );
   const barsOf = (group: GroupName) =>
     (groups.data?.[group] ?? [])
       .map((row) => ({
-        label: String(row[group] ?? "—"),
+        label:
+          (group === "key" ? keyNames.data?.get(String(row.key)) : undefined) ??
+          String(row[group] ?? "—"),
         cost_micros: row.cost_micros,
         tokens: row.input_tokens + row.output_tokens,
         requests: row.requests,
@@ -198,17 +227,14 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
       <div class="chart-grid" aria-busy={groups.loading}>
         <DayChart
           id="spend-by-day"
-          title="Spend by day"
+          title="Spend by day (USD)"
           money
-          points={days.map((row) => ({ day: String(row.day), value: row.cost_micros }))}
+          points={days.map((row) => ({ day: row.day, value: row.cost_micros }))}
         />
         <DayChart
           id="tokens-by-day"
           title="Tokens by day"
-          points={days.map((row) => ({
-            day: String(row.day),
-            value: row.input_tokens + row.output_tokens,
-          }))}
+          points={days.map((row) => ({ day: row.day, value: row.tokens }))}
         />
         {props.groups.includes("model") ? (
           <BarChart id="by-model" title="By model" bars={barsOf("model")} />

@@ -6,6 +6,7 @@
  * `cost_micros` of a stream's usage chunk) and whether the sandbox answered it.
  */
 import { useEffect, useState } from "preact/hooks";
+import { refreshAccount } from "../account.ts";
 import { api, modelCall } from "../api.ts";
 import { sessionKeys, useStore } from "../state.ts";
 import type { List, Model } from "../types.ts";
@@ -139,6 +140,12 @@ export function PlaygroundPage() {
 
   const send = () =>
     void action.run(async () => {
+      await call();
+      // the balance in the top bar
+      void refreshAccount().catch(() => {});
+    });
+  const call = () =>
+    (async () => {
       if (!key.startsWith("sk-")) throw new Error("Choose or paste an API key (sk-…) first.");
       setOutcome(undefined);
       setStreamed("");
@@ -181,7 +188,7 @@ export function PlaygroundPage() {
           costMicros: costHeader(response),
         });
       }
-    });
+    })();
 
   return (
     <Page title="Playground">
