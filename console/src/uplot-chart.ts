@@ -33,7 +33,11 @@ export function drawDayChart(input: DayChartInput): () => void {
       height: 200,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: {
+        // half a day either side, so the first and last bars show whole
+        x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
       axes: [
         { ...axis },
         { ...axis, size: input.money ? 76 : 56, values: (_u, values) => values.map(format) },
@@ -43,9 +47,9 @@ export function drawDayChart(input: DayChartInput): () => void {
         {
           label: input.title,
           stroke: colors.stroke,
-          fill: `${colors.stroke}55`,
-          width: 1,
-          paths: uPlot.paths.bars?.({ size: [0.6, 48] }),
+          fill: colors.stroke,
+          width: 0,
+          paths: uPlot.paths.bars?.({ size: [0.7, 48, 2] }),
           points: { show: false },
           value: (_u, value) => (value === null ? "—" : format(value)),
         },
