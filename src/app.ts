@@ -11,6 +11,7 @@ import { registerAccountRoutes } from "./endpoints/account/routes.ts";
 import { registerAdminRoutes } from "./endpoints/admin/routes.ts";
 import { registerBillingRoutes } from "./endpoints/billing/routes.ts";
 import { chatCompletionsEndpoint } from "./endpoints/chat-completions/route.ts";
+import { registerCreditCodeRoutes } from "./endpoints/credit-codes/routes.ts";
 import { registerEmbeddingRoutes } from "./endpoints/embeddings/route.ts";
 import { imageGenerationsEndpoint, registerImageEditRoutes } from "./endpoints/images/routes.ts";
 import { messagesEndpoint, registerCountTokensRoute } from "./endpoints/messages/route.ts";
@@ -74,6 +75,7 @@ export function buildApp(
   registerAccountRoutes(app, services);
   registerBillingRoutes(app, services);
   registerAdminRoutes(app, services);
+  registerCreditCodeRoutes(app, services);
 
   // The web console (static files over the public APIs)
   registerConsole(app, { enabled: services.config.console.enabled });

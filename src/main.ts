@@ -202,10 +202,12 @@ export async function buildServices(
       perAddress: {
         login: { limit: config.auth.login_attempts_per_minute, windowMs: 60_000 },
         register: { limit: config.auth.register_attempts_per_hour, windowMs: 3_600_000 },
+        redeem: { limit: config.auth.redeem_attempts_per_minute, windowMs: 60_000 },
       },
       perEmail: {
         login: { limit: config.auth.login_attempts_per_email_per_minute, windowMs: 60_000 },
         register: { limit: config.auth.register_attempts_per_email_per_hour, windowMs: 3_600_000 },
+        redeem: { limit: config.auth.redeem_attempts_per_account_per_minute, windowMs: 60_000 },
       },
       maxEntries: config.auth.attempt_tracking_max_entries,
     }),

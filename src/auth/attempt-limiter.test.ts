@@ -8,10 +8,12 @@ function limiter(maxEntries: number, clock: { time: number }) {
     perAddress: {
       login: { limit: 5, windowMs: MINUTE },
       register: { limit: 2, windowMs: 60 * MINUTE },
+      redeem: { limit: 2, windowMs: MINUTE },
     },
     perEmail: {
       login: { limit: 3, windowMs: MINUTE },
       register: { limit: null, windowMs: 60 * MINUTE },
+      redeem: { limit: 2, windowMs: MINUTE },
     },
     maxEntries,
     now: () => clock.time,
@@ -33,8 +35,8 @@ describe("attempt limiter", () => {
     const clock = { time: 0 };
     const window = { limit: 1000, windowMs: MINUTE };
     const attempts = createAttemptLimiter({
-      perAddress: { login: window, register: window },
-      perEmail: { login: window, register: window },
+      perAddress: { login: window, register: window, redeem: window },
+      perEmail: { login: window, register: window, redeem: window },
       maxEntries: 1000,
       now: () => clock.time,
     });

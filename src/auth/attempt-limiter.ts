@@ -1,6 +1,7 @@
 /**
  * @module auth/attempt-limiter
- * Limits on login and registration attempts, per client address and per email, kept in memory
+ * Limits on login, registration and credit code attempts, per client address and per email (an
+ * account id for redemptions), kept in memory
  * for one instance. Each limit is a token bucket: `limit` attempts at once, refilled at `limit`
  * per window, so a client that keeps within the rate is never refused and a burst beyond it is
  * refused until tokens come back (`Retry-After` says when).
@@ -12,7 +13,8 @@
  */
 import { GatewayError } from "../errors/index.ts";
 
-export type AttemptAction = "login" | "register";
+/** `redeem`: credit code redemptions, counted per address and per account (in the email slot). */
+export type AttemptAction = "login" | "register" | "redeem";
 
 export interface AttemptLimit {
   /** Attempts allowed per window (and at once); null for no limit. */

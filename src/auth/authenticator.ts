@@ -20,6 +20,8 @@ export interface Caller {
   role: AccountRole;
   /** Absent when the caller used a login session token. */
   key?: ApiKeyRecord;
+  /** The hash of the login session token the caller used (absent for a key). */
+  sessionHash?: string;
 }
 
 export interface Authenticator {
@@ -115,11 +117,12 @@ export function createAuthenticator(
     cachedKey,
     async authenticateAccount(token) {
       if (token?.startsWith(SESSION_PREFIX)) {
-        const session = await store.findSession(hashSecret(token));
+        const sessionHash = hashSecret(token);
+        const session = await store.findSession(sessionHash);
         const account =
           session && session.expiresAt > now() && (await store.findAccountById(session.accountId));
         if (!account) reject();
-        return { accountId: account.id, role: account.role };
+        return { accountId: account.id, role: account.role, sessionHash };
       }
       return authenticateKey(token);
     },

@@ -116,6 +116,9 @@ export const ConfigSchema = Type.Object(
         login_attempts_per_email_per_minute: attemptLimit(10),
         register_attempts_per_hour: attemptLimit(20),
         register_attempts_per_email_per_hour: attemptLimit(5),
+        /** Credit code redemptions from one client address, and by one account, per minute. */
+        redeem_attempts_per_minute: attemptLimit(10),
+        redeem_attempts_per_account_per_minute: attemptLimit(5),
         /** Addresses and emails tracked at most (least recently seen are forgotten first). */
         attempt_tracking_max_entries: Type.Integer({ minimum: 100, default: 100_000 }),
       },

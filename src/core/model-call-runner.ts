@@ -129,7 +129,7 @@ function collectingSink(): {
       }
       for await (const frame of result.frames) {
         if (signal.aborted) break;
-        frames.push(frame.data);
+        frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
       }
     },
     close(_result, outcome) {

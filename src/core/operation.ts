@@ -21,6 +21,8 @@ export interface StreamFrame {
   event?: string;
   /** Serialized as JSON, except the literal string `[DONE]`, which is sent as is. */
   data: unknown;
+  /** The data already serialized (a chunk passed through from the upstream); `data` is unused. */
+  json?: string;
 }
 
 export interface OperationContext {

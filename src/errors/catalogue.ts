@@ -28,7 +28,7 @@ export const ERROR_CATALOGUE = {
   admin_required: {
     status: 403,
     type: "permission_error",
-    message: "This endpoint needs an admin account's key.",
+    message: "This endpoint needs an admin account's key or login session.",
   },
   model_not_allowed: {
     status: 403,
@@ -178,6 +178,22 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: "invalid_request_error",
     message: "Video task '{id}' cannot be canceled: {detail}",
+  },
+  credit_code_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message:
+      "This credit code is not valid: it does not exist, was revoked or has expired. Check it for typos.",
+  },
+  credit_code_redeemed: {
+    status: 409,
+    type: "invalid_request_error",
+    message: "This credit code has already been redeemed.",
+  },
+  credit_code_not_found: {
+    status: 404,
+    type: "invalid_request_error",
+    message: "Credit code '{id}' does not exist.",
   },
   idempotency_conflict: {
     status: 409,

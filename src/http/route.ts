@@ -13,8 +13,12 @@ import { compileValidator } from "../core/validate.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { ErrorDialect } from "./error-renderer.ts";
 import { registerRouteDoc } from "./openapi.ts";
+import { consoleSessionToken } from "./session-cookie.ts";
 
-/** `key`: an sk- key; `account`: an sk- key or a login session token; `admin`: an admin's key. */
+/**
+ * `key`: an sk- key; `account`: an sk- key or a login session (bearer token, or the console's
+ * cookie with its header, see `session-cookie.ts`); `admin`: an admin account's key or session.
+ */
 export type AuthMode = "none" | "key" | "account" | "admin";
 
 export interface RouteContext<B, Q> {
@@ -61,9 +65,11 @@ export async function authenticate(
     case "key":
       return services.authenticator.authenticateKey(token);
     case "account":
-      return services.authenticator.authenticateAccount(token);
+      return services.authenticator.authenticateAccount(token ?? consoleSessionToken(request));
     case "admin": {
-      const caller = await services.authenticator.authenticateKey(token);
+      const caller = await services.authenticator.authenticateAccount(
+        token ?? consoleSessionToken(request),
+      );
       if (caller.role !== "admin") throw new GatewayError("admin_required");
       return caller;
     }

@@ -1,7 +1,8 @@
 /**
  * @module http/sse
  * The only place that writes Server-Sent Events text. Respects backpressure, sends a comment
- * heartbeat while the source is silent, and stops when the client goes away.
+ * heartbeat while the source is silent, stops when the client goes away, and sends the frames
+ * ready in one turn of the event loop in one write.
  */
 import type { ServerResponse } from "node:http";
 import type { StreamFrame } from "../core/operation.ts";
@@ -10,7 +11,7 @@ import type { StreamFrame } from "../core/operation.ts";
 export type SseFrame = StreamFrame;
 
 export function formatSseFrame(frame: SseFrame): string {
-  const data = frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data);
+  const data = frame.json ?? (frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data));
   return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
 }
 
@@ -22,14 +23,31 @@ export async function writeSse(
   const heartbeat = setInterval(() => {
     if (!response.writableEnded) response.write(": keep-alive\n\n");
   }, options.heartbeatMs ?? 15_000);
+  // The frames of one upstream read arrive in one turn of the event loop: they are written
+  // corked and sent together when the turn ends (one system call, not one per frame).
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    response.uncork();
+  };
   try {
     for await (const frame of frames) {
       if (options.signal.aborted || response.destroyed) break;
-      if (!response.write(formatSseFrame(frame))) await drained(response, options.signal);
+      if (!corked) {
+        corked = true;
+        response.cork();
+        setImmediate(uncork);
+      }
+      if (!response.write(formatSseFrame(frame))) {
+        uncork();
+        await drained(response, options.signal);
+      }
       heartbeat.refresh();
     }
   } finally {
     clearInterval(heartbeat);
+    uncork();
   }
 }
 

@@ -141,6 +141,24 @@ export type ChatStreamPart =
       usage: TokenUsage | undefined;
     };
 
+/** How chunks passed through to a client of the upstream's own protocol are renamed. */
+export interface ChunkRewrite {
+  /** The completion id the client sees. */
+  id: string;
+  /** The model name the client asked for. */
+  model: string;
+  /** Keep `"usage":null` in every chunk (the client asked for a usage chunk). */
+  usageNulls: boolean;
+}
+
+/**
+ * A stream passed through: each chunk's JSON text as the client receives it, then the finish
+ * with the usage the upstream reported (no usage-only chunk: the gateway writes its own).
+ */
+export type ChatChunkStreamPart =
+  | { type: "chunk"; json: string }
+  | Extract<ChatStreamPart, { type: "finish" }>;
+
 export interface ChatModel {
   readonly specificationVersion: "switchyard-chat-1";
   /** Adapter name, e.g. `openai-compatible`. */
@@ -148,6 +166,15 @@ export interface ChatModel {
   doGenerate(options: ChatCallOptions): Promise<ChatResult>;
   /** Resolves once the upstream has answered with a success status; errors before that reject. */
   doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>>;
+  /**
+   * The upstream's OpenAI chat chunks as it wrote them, renamed, for a client that speaks the
+   * same protocol: no parse and no serialization per chunk. Only adapters whose upstream speaks
+   * OpenAI chat have it.
+   */
+  doStreamChunks?(
+    options: ChatCallOptions,
+    rewrite: ChunkRewrite,
+  ): Promise<AsyncIterable<ChatChunkStreamPart>>;
 }
 
 /**

@@ -6,6 +6,7 @@ import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.t
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
+import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
@@ -46,7 +47,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
         const account = await accounts.findAccountById(id);
         return account && { ...account, heldMicros: account.heldMicros + holds.heldFor(id) };
       },
-      async listAccounts(page: { limit: number; offset: number }) {
+      async listAccounts(page: { limit: number; offset: number; emailContains?: string }) {
         const list = await accounts.listAccounts(page);
         return list.map((account) => ({
           ...account,
@@ -58,6 +59,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
+    ...sqlCreditCodeStore(handle.db, handle.transactions),
     close: () => handle.close(),
   };
 }

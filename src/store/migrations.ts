@@ -279,6 +279,40 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0012_credit_codes": {
+      // Prepaid credit codes (src/endpoints/credit-codes): an operator makes them, an account
+      // redeems one once. Only the code's SHA-256 hash is kept, with a short prefix to show.
+      // PostgreSQL also gets the ledger's (account, seq) index the account ledger pages by;
+      // SQLite has it already (the lean ledger's rowid is its seq).
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("credit_codes")
+          .addColumn("id", "text", (c) => c.primaryKey())
+          .addColumn("code_hash", "text", (c) => c.notNull().unique())
+          .addColumn("prefix", "text", (c) => c.notNull())
+          .addColumn("amount_micros", "bigint", (c) => c.notNull())
+          .addColumn("note", "text")
+          .addColumn("created_by", "text")
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("expires_at", "bigint")
+          .addColumn("redeemed_at", "bigint")
+          .addColumn("redeemed_by", "text")
+          .addColumn("revoked_at", "bigint")
+          .execute();
+        await db.schema
+          .createIndex("credit_codes_created")
+          .on("credit_codes")
+          .columns(["created_at", "id"])
+          .execute();
+        if (dialect === "postgres") {
+          await db.schema
+            .createIndex("ledger_account_seq")
+            .on("ledger_entries")
+            .columns(["account_id", "seq"])
+            .execute();
+        }
+      },
+    },
   };
 }
 

@@ -47,7 +47,7 @@ export interface LedgerEntriesTable {
   id: string;
   seq: Generated<number>;
   account_id: string;
-  kind: "credit" | "debit" | "hold" | "release" | "charge";
+  kind: "credit" | "debit" | "hold" | "release" | "charge" | "credit_code";
   /** Signed effect on the balance (credits positive, charges negative; holds do not move it). */
   amount_micros: number;
   /** Amount held (hold: positive; release/charge of a hold: negative). */
@@ -175,6 +175,24 @@ export interface ResponsesTable {
   created_at: number;
 }
 
+/** A prepaid credit code (migration 0012); the code itself is never stored, only its hash. */
+export interface CreditCodesTable {
+  id: string;
+  code_hash: string;
+  /** The first group of the code, shown in listings (`SWY-7KQM`). */
+  prefix: string;
+  amount_micros: number;
+  note: string | null;
+  /** The operator account that made it. */
+  created_by: string | null;
+  created_at: number;
+  expires_at: number | null;
+  redeemed_at: number | null;
+  /** The account that redeemed it. */
+  redeemed_by: string | null;
+  revoked_at: number | null;
+}
+
 export interface Database {
   usage_records: UsageRecordsTable;
   accounts: AccountsTable;
@@ -186,4 +204,5 @@ export interface Database {
   video_tasks: VideoTasksTable;
   webhook_secrets: WebhookSecretsTable;
   responses: ResponsesTable;
+  credit_codes: CreditCodesTable;
 }

@@ -2,7 +2,7 @@
  * @module store/sql-accounts
  * Accounts, API keys and login sessions over Kysely.
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
 import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
 import type { Account, AccountStore, ApiKeyRecord, KeyStore, SessionStore } from "./types.ts";
@@ -70,6 +70,19 @@ function toKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
+/**
+ * Keeps accounts whose email contains `text`, case-insensitively (emails are stored in lower
+ * case); `%`, `_` and `\\` in the text match themselves.
+ */
+function withEmailFilter<Q extends SelectQueryBuilder<Database, "accounts", object>>(
+  query: Q,
+  text: string | undefined,
+): Q {
+  if (text === undefined || text === "") return query;
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (match) => `\\${match}`)}%`;
+  return query.where(sql<boolean>`email like ${pattern} escape '\\'`) as Q;
+}
+
 /** How deep the subtree and ancestor walks go at most (keys nest far less deep). */
 const MAX_WALK_DEPTH = 64;
 
@@ -103,10 +116,8 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         .executeTakeFirst();
       return row && { ...toAccount(row), passwordHash: row.password_hash };
     },
-    async listAccounts({ limit, offset }) {
-      const rows = await db
-        .selectFrom("accounts")
-        .selectAll()
+    async listAccounts({ limit, offset, emailContains }) {
+      const rows = await withEmailFilter(db.selectFrom("accounts").selectAll(), emailContains)
         .orderBy("created_at")
         .orderBy("id")
         .limit(limit)
@@ -114,11 +125,11 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         .execute();
       return rows.map(toAccount);
     },
-    async countAccounts() {
-      const row = await db
-        .selectFrom("accounts")
-        .select((eb) => eb.fn.countAll<number>().as("count"))
-        .executeTakeFirstOrThrow();
+    async countAccounts(options = {}) {
+      const row = await withEmailFilter(
+        db.selectFrom("accounts").select((eb) => eb.fn.countAll<number>().as("count")),
+        options.emailContains,
+      ).executeTakeFirstOrThrow();
       return Number(row.count);
     },
 
@@ -245,6 +256,9 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
           created_at: Date.now(),
         })
         .execute();
+    },
+    async deleteSession(tokenHash) {
+      await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();
     },
     async findSession(tokenHash) {
       const row = await db

@@ -99,6 +99,54 @@ export function sqlLedgerStore(
         .execute();
       return rows.map(toLedgerEntry);
     },
+    ledgerPage(accountId, { limit, beforeSeq, kind }) {
+      return transactions.run(function* () {
+        // One snapshot for the balance and the entries (SQLite runs the body alone anyway).
+        if (!transactions.inProcess)
+          yield sql`set transaction isolation level repeatable read`.compile(db);
+        const [account] = (yield db
+          .selectFrom("accounts")
+          .select("balance_micros")
+          .where("id", "=", accountId)
+          .compile()) as Array<{ balance_micros: number }>;
+        let page = db.selectFrom("ledger_entries").selectAll().where("account_id", "=", accountId);
+        if (beforeSeq !== undefined) page = page.where("seq", "<", beforeSeq);
+        if (kind !== undefined) page = page.where("kind", "=", kind as LedgerEntriesTable["kind"]);
+        const rows = (yield page.orderBy("seq", "desc").limit(limit).compile()) as Array<
+          Selectable<LedgerEntriesTable>
+        >;
+        const newest = rows[0];
+        const oldest = rows.at(-1);
+        if (!account || !newest || !oldest) return [];
+        // The balance after an entry is today's balance less every amount entered since: the
+        // sum above the page, then each entry of the page range (other kinds included) in turn.
+        const [above] = (yield db
+          .selectFrom("ledger_entries")
+          .select(sql<string | number | null>`sum(amount_micros)`.as("total"))
+          .where("account_id", "=", accountId)
+          .where("seq", ">", newest.seq)
+          .compile()) as Array<{ total: string | number | null }>;
+        const moves = (yield db
+          .selectFrom("ledger_entries")
+          .select(["seq", "amount_micros"])
+          .where("account_id", "=", accountId)
+          .where("seq", ">", oldest.seq)
+          .where("seq", "<=", newest.seq)
+          .where("amount_micros", "<>", 0)
+          .orderBy("seq", "desc")
+          .compile()) as Array<{ seq: number; amount_micros: number }>;
+        let balance = Number(account.balance_micros) - Number(above?.total ?? 0);
+        let next = 0;
+        return rows.map((row) => {
+          // Step down past the moves newer than this row.
+          while (next < moves.length && Number(moves[next]!.seq) > Number(row.seq)) {
+            balance -= Number(moves[next]!.amount_micros);
+            next++;
+          }
+          return { ...toLedgerEntry(row), seq: Number(row.seq), balanceAfterMicros: balance };
+        });
+      });
+    },
     verify: () => verifyLedger(db),
   };
 }

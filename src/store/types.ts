@@ -59,7 +59,7 @@ export interface NewApiKey {
 export interface LedgerEntry {
   id: string;
   accountId: string;
-  kind: "credit" | "debit" | "hold" | "release" | "charge";
+  kind: "credit" | "debit" | "hold" | "release" | "charge" | "credit_code";
   amountMicros: number;
   holdMicros: number;
   requestId: string | null;
@@ -68,6 +68,14 @@ export interface LedgerEntry {
   breakdown: unknown;
   reason: string | null;
   createdAt: number;
+}
+
+/** A ledger entry as the account's ledger lists it. */
+export interface LedgerPageEntry extends LedgerEntry {
+  /** The entry's position in the ledger (the cursor of a page). */
+  seq: number;
+  /** The account's balance right after this entry. */
+  balanceAfterMicros: number;
 }
 
 export interface AccountStore {
@@ -80,8 +88,13 @@ export interface AccountStore {
   findAccountByEmail(
     email: string,
   ): Promise<(Account & { passwordHash: string | null }) | undefined>;
-  listAccounts(options: { limit: number; offset: number }): Promise<Account[]>;
-  countAccounts(): Promise<number>;
+  listAccounts(options: {
+    limit: number;
+    offset: number;
+    /** Only accounts whose email contains this text (case-insensitive). */
+    emailContains?: string;
+  }): Promise<Account[]>;
+  countAccounts(options?: { emailContains?: string }): Promise<number>;
 }
 
 export interface KeyStore {
@@ -100,6 +113,8 @@ export interface KeyStore {
 export interface SessionStore {
   createSession(input: { tokenHash: string; accountId: string; expiresAt: number }): Promise<void>;
   findSession(tokenHash: string): Promise<{ accountId: string; expiresAt: number } | undefined>;
+  /** Ends a session at once (logout); nothing happens for an unknown hash. */
+  deleteSession(tokenHash: string): Promise<void>;
 }
 
 export interface LedgerStore {
@@ -117,6 +132,15 @@ export interface LedgerStore {
     maxBalanceMicros?: number;
   }): Promise<{ entry: LedgerEntry; balanceMicros: number }>;
   listEntries(accountId: string, options: { limit: number }): Promise<LedgerEntry[]>;
+  /**
+   * One page of the account's ledger, newest first, each entry with the balance right after it;
+   * `beforeSeq` continues below the last page, `kind` keeps one kind of entry. Fetches up to
+   * `limit` entries (ask for one more to learn whether there are more).
+   */
+  ledgerPage(
+    accountId: string,
+    options: { limit: number; beforeSeq?: number; kind?: string },
+  ): Promise<LedgerPageEntry[]>;
   /** Checks every account against its ledger; reports what is wrong, whatever the data hold. */
   verify(): Promise<LedgerReport>;
 }
@@ -153,7 +177,8 @@ export interface Store
     LedgerStore,
     BillingStore,
     TaskStore,
-    ResponseStore {
+    ResponseStore,
+    CreditCodeStore {
   close(): Promise<void>;
 }
 
@@ -302,4 +327,56 @@ export interface BillingStore {
   listUsage(query: UsageQuery): Promise<UsageRecord[]>;
   groupUsage(query: UsageQuery, by: "day" | "model" | "key"): Promise<UsageGroup[]>;
   findUsage(requestId: string): Promise<UsageRecord | undefined>;
+}
+
+/** A prepaid credit code (the secret code itself is never stored). */
+export interface CreditCode {
+  id: string;
+  prefix: string;
+  amountMicros: number;
+  note: string | null;
+  createdBy: string | null;
+  createdAt: number;
+  expiresAt: number | null;
+  redeemedAt: number | null;
+  redeemedBy: string | null;
+  revokedAt: number | null;
+}
+
+export type CreditCodeStatus = "active" | "redeemed" | "revoked" | "expired";
+
+/** What a redemption did, or why it did nothing. */
+export type RedeemResult =
+  | { redeemed: true; code: CreditCode; balanceMicros: number }
+  | { redeemed: false; reason: "unknown" | "redeemed" }
+  | { redeemed: false; reason: "above_maximum"; balanceMicros: number; amountMicros: number };
+
+export interface CreditCodeStore {
+  createCreditCodes(
+    codes: Array<
+      Omit<CreditCode, "redeemedAt" | "redeemedBy" | "revokedAt"> & { codeHash: string }
+    >,
+  ): Promise<void>;
+  /** Codes newest first; `after` is the `[createdAt, id]` of the last code of the previous page. */
+  listCreditCodes(options: {
+    limit: number;
+    after?: { createdAt: number; id: string };
+    status?: CreditCodeStatus;
+    now: number;
+  }): Promise<CreditCode[]>;
+  findCreditCode(id: string): Promise<CreditCode | undefined>;
+  /** Revokes a code that is neither redeemed nor revoked; returns the code as it is now. */
+  revokeCreditCode(id: string, at: number): Promise<CreditCode | undefined>;
+  /**
+   * Redeems the code with this hash for the account, once: marks it redeemed and credits the
+   * account through the ledger (kind `credit_code`) in one transaction. A code that is unknown,
+   * revoked or expired is `unknown`; one redeemed before is `redeemed`; a credit that would lift
+   * the balance above `maxBalanceMicros` changes nothing.
+   */
+  redeemCreditCode(input: {
+    codeHash: string;
+    accountId: string;
+    at: number;
+    maxBalanceMicros: number;
+  }): Promise<RedeemResult>;
 }

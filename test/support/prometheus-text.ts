@@ -31,7 +31,9 @@ const TYPES = new Set(["counter", "gauge", "histogram", "summary", "untyped"]);
 function parseValue(text: string, line: string): number {
   if (text === "+Inf") return Number.POSITIVE_INFINITY;
   if (text === "-Inf") return Number.NEGATIVE_INFINITY;
-  if (text === "NaN") return Number.NaN;
+  // Prometheus reads values with Go's ParseFloat, which takes NaN in any case; prom-client writes
+  // the event-loop lag of a process that has not sampled it yet as `Nan`.
+  if (text.toLowerCase() === "nan") return Number.NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text))
     throw new Error(`bad sample value '${text}' in: ${line}`);
   return Number(text);

@@ -1,7 +1,8 @@
 /**
  * @module endpoints/account/routes
  * Self-service account API: register (→ account + first key), login (→ short-lived session
- * token), profile and balance, and key management. Key endpoints accept a key or a session token.
+ * token, or the web console's session cookie), logout, profile and balance, and key management.
+ * Key endpoints accept a key or a session.
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
@@ -15,6 +16,7 @@ import {
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
+import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.ts";
 import { randomBase62 } from "../../store/index.ts";
 import { createAccount, describeAccount, EmailSchema } from "./accounts.ts";
 import {
@@ -31,6 +33,19 @@ const Credentials = Type.Object(
   {
     email: EmailSchema,
     password: Type.String({ minLength: 8, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
+const LoginBody = Type.Object(
+  {
+    ...Credentials.properties,
+    session: Type.Optional(
+      Type.Literal("cookie", {
+        description:
+          "`cookie`: set the session as an HttpOnly cookie (for the web console) instead of returning the token.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -72,11 +87,11 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     method: "POST",
     path: "/v1/account/login",
     summary:
-      "Exchange email and password for a short-lived session token (for the account endpoints).",
+      'Exchange email and password for a short-lived session token (for the account endpoints); with `session: "cookie"` the session is set as an HttpOnly cookie instead.',
     tags: ["account"],
     auth: "none",
-    body: Credentials,
-    async handler({ body, request }) {
+    body: LoginBody,
+    async handler({ body, request, reply }) {
       services.attempts.attempt("login", request.ip, body.email);
       const account = await services.store.findAccountByEmail(body.email);
       // Hash even when there is no such account, so timing does not reveal which emails exist.
@@ -93,12 +108,36 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         accountId: account.id,
         expiresAt,
       });
+      if (body.session === "cookie") {
+        setSessionCookie(request, reply, token, ttl);
+        return {
+          token_type: "cookie",
+          expires_in: ttl,
+          expires_at: new Date(expiresAt).toISOString(),
+          account: describeAccount(account),
+        };
+      }
       return {
         token,
         token_type: "bearer",
         expires_in: ttl,
         expires_at: new Date(expiresAt).toISOString(),
       };
+    },
+  });
+
+  registerRoute(app, services, {
+    method: "POST",
+    path: "/v1/account/logout",
+    summary:
+      "End the calling login session (bearer token or console cookie) and clear the cookie; 204. With a key, nothing is ended.",
+    tags: ["account"],
+    auth: "account",
+    successStatus: 204,
+    async handler({ caller, request, reply }) {
+      if (caller.sessionHash) await services.store.deleteSession(caller.sessionHash);
+      clearSessionCookie(request, reply);
+      return undefined;
     },
   });
 

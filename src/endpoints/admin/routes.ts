@@ -38,13 +38,20 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     query: Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
       offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      email: Type.Optional(
+        Type.String({
+          maxLength: 254,
+          description: "Only accounts whose email contains this text (case-insensitive).",
+        }),
+      ),
     }),
     async handler({ query }) {
       const limit = Number(query.limit ?? 100);
       const offset = Number(query.offset ?? 0);
+      const emailContains = query.email;
       const [accounts, total] = await Promise.all([
-        services.store.listAccounts({ limit, offset }),
-        services.store.countAccounts(),
+        services.store.listAccounts({ limit, offset, emailContains }),
+        services.store.countAccounts({ emailContains }),
       ]);
       return { object: "list", data: accounts.map(describeAccount), total, limit, offset };
     },

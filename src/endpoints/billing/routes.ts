@@ -10,6 +10,7 @@ import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { registerRoute } from "../../http/route.ts";
 import type { UsageRecord } from "../../store/index.ts";
+import { registerLedgerRoute } from "./ledger.ts";
 
 function parseTime(value: string | undefined, param: string): number | undefined {
   if (value === undefined || value === "") return undefined;
@@ -105,6 +106,7 @@ export async function accountUsage(services: Services, accountId: string, query:
 }
 
 export function registerBillingRoutes(app: FastifyInstance, services: Services): void {
+  registerLedgerRoute(app, services);
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/account/balance",

@@ -11,6 +11,7 @@ import type { OperationContext, OperationResult, StreamFrame } from "../../core/
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
+  ChatChunkStreamPart,
   ChatFinishReason,
   ChatMessage,
   ChatStreamPart,
@@ -21,8 +22,14 @@ import { chatModelRules } from "../chat-model-rules.ts";
 import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
 import { convertChatRequest, toChatResponseFormat } from "./convert-chat-request.ts";
+import { passedThroughStream } from "./passthrough-stream.ts";
 import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
+
+/** What a streaming route answered: chunks to pass through, or parts to translate. */
+type UpstreamStream =
+  | { chunks: AsyncIterable<ChatChunkStreamPart> }
+  | { parts: AsyncIterable<ChatStreamPart> };
 
 function promptTexts(messages: ChatMessage[]): string[] {
   return messages.flatMap((message) => {
@@ -96,14 +103,43 @@ export async function runChatCompletion(
   }
 
   let options: ChatCallOptions | undefined;
-  const parts = await attemptRoutes(
+  const includeUsage = body.stream_options?.include_usage === true;
+  const rewrite = { id, model: context.model.id, usageNulls: includeUsage };
+  const upstream = await attemptRoutes(
     context.model,
-    (route) => {
+    (route): Promise<UpstreamStream> => {
       options = optionsFor(route.upstreamModel);
-      return chatModelFor(context, route).doStream(options);
+      const model = chatModelFor(context, route);
+      // Same protocol on both sides: the upstream's chunks go through as they are.
+      return model.doStreamChunks
+        ? model.doStreamChunks(options, rewrite).then((chunks) => ({ chunks }))
+        : model.doStream(options).then((parts) => ({ parts }));
     },
     logAttempt,
   );
+  const promptCount = (): Promise<number> =>
+    countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
+  if ("chunks" in upstream) {
+    let prompt: Promise<number> | undefined;
+    return passedThroughStream({
+      chunks: upstream.chunks,
+      context,
+      id,
+      created,
+      includeUsage,
+      warnings: dropped,
+      ownCount: async (delivered) => ({
+        input: {
+          total: (await (prompt ??= promptCount())) + options!.messages.length * 4 + 3,
+          cacheRead: 0,
+          cacheWrite: 0,
+        },
+        output: { total: await delivered.tokens(), reasoning: 0 },
+        source: "estimated",
+      }),
+    });
+  }
+  const parts = upstream.parts;
   const state = {
     usage: undefined as TokenUsage | undefined,
     /** The upstream broke mid-stream (not the client going away). */
@@ -113,7 +149,7 @@ export async function runChatCompletion(
   let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
   const ownCount = async (): Promise<TokenUsage> => {
-    promptTokens ??= countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
+    promptTokens ??= promptCount();
     return {
       input: {
         total: (await promptTokens) + options!.messages.length * 4 + 3,
@@ -124,7 +160,6 @@ export async function runChatCompletion(
       source: "estimated",
     };
   };
-  const includeUsage = body.stream_options?.include_usage === true;
   const choiceCount = body.n ?? 1;
   const chunk = (
     delta: Record<string, unknown>,

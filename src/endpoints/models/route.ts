@@ -72,9 +72,10 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "GET",
     path: "/v1/models",
-    summary: "List the models the calling key may use.",
+    summary:
+      "List the models the calling key may use (a login session, as the web console reads it, sees every model).",
     tags: ["models"],
-    auth: "key",
+    auth: "account",
     response: Type.Object({ object: Type.Literal("list"), data: Type.Array(ModelObject) }),
     async handler({ caller, request }) {
       const models = services.catalog.listAllowed(caller.key?.models ?? []);
@@ -96,7 +97,7 @@ export function registerModelRoutes(app: FastifyInstance, services: Services): v
     path: "/v1/models/:id",
     summary: "Describe one model.",
     tags: ["models"],
-    auth: "key",
+    auth: "account",
     response: ModelObject,
     async handler({ caller, params, request }) {
       const model = services.catalog.get(params.id ?? "");

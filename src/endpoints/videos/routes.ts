@@ -60,7 +60,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     path: "/v1/videos/generations/:id",
     summary: "A video task of your account, by its id (`vtask_…`) or the vendor's task id.",
     tags: ["videos"],
-    auth: "key",
+    auth: "account",
     response: VideoTaskRecord,
     async handler({ caller, params, reply }) {
       const task = await ownTask(services, caller.accountId, params.id ?? "");
@@ -74,7 +74,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     path: "/v1/videos/generations",
     summary: "Your account's video tasks, newest first; `after` (a task id) pages on.",
     tags: ["videos"],
-    auth: "key",
+    auth: "account",
     query: Type.Object(
       {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),

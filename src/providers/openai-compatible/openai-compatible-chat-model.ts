@@ -8,11 +8,13 @@
 import type {
   ChatCallOptions,
   ChatChoice,
+  ChatChunkStreamPart,
   ChatFinishReason,
   ChatModel,
   ChatResult,
   ChatStreamPart,
   ChatToolCall,
+  ChunkRewrite,
   TokenUsage,
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
@@ -25,6 +27,7 @@ import {
   mapOpenAIFinishReason,
   readOpenAIError,
 } from "./map-openai-response.ts";
+import { passThroughChunks } from "./openai-chunk-passthrough.ts";
 
 export interface OpenAICompatibleConfig {
   baseUrl: string;
@@ -119,6 +122,22 @@ export class OpenAICompatibleChatModel implements ChatModel {
         warnings,
       };
     });
+  }
+
+  async doStreamChunks(
+    options: ChatCallOptions,
+    rewrite: ChunkRewrite,
+  ): Promise<AsyncIterable<ChatChunkStreamPart>> {
+    const { response } = await this.#post(options, true);
+    const signal = options.abortSignal;
+    const chunks = passThroughChunks(decodeSse(response.body), rewrite, options.choiceCount ?? 1);
+    return (async function* () {
+      try {
+        yield* chunks;
+      } catch (error) {
+        throw toUpstreamError(error, signal);
+      }
+    })();
   }
 
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {

@@ -1,0 +1,135 @@
+/**
+ * @module providers/openai-compatible/openai-chunk-passthrough
+ * An OpenAI-compatible upstream's chat stream handed to a client that speaks the same protocol:
+ * each chunk's JSON text goes on as it came, with only the completion id and the model name
+ * rewritten to the gateway's — a string replacement of the exact `"id":…` and `"model":…`
+ * members the upstream writes, no parse and no serialization. A chunk that carries something the
+ * gateway must read (a finish reason, usage, an error), or is written in a shape the replacement
+ * cannot trust, is parsed and rebuilt instead; a usage-only chunk is kept back (the client's
+ * usage chunk is the gateway's own, with the cost).
+ */
+import type {
+  ChatChunkStreamPart,
+  ChatFinishReason,
+  ChunkRewrite,
+  TokenUsage,
+} from "../../spec/index.ts";
+import { UpstreamError } from "../../spec/index.ts";
+import { convertOpenAIUsage, mapOpenAIFinishReason } from "./map-openai-response.ts";
+
+interface RawChunk {
+  id?: unknown;
+  model?: unknown;
+  choices?: Array<{ index?: number; finish_reason?: unknown }> | null;
+  usage?: unknown;
+  error?: { message?: string; code?: string };
+}
+
+/** A member the gateway must read, in a chunk written without spaces: parse that chunk. */
+const NEEDS_READING = /"finish_reason":(?!null)|"usage":(?!null)|"error":/;
+const CLOSING_BRACE = 0x7d;
+
+/** OpenAI's own finish reasons; anything else a vendor invents is mapped onto them. */
+const OPENAI_REASONS: Record<ChatFinishReason, string> = {
+  stop: "stop",
+  length: "length",
+  tool_calls: "tool_calls",
+  content_filter: "content_filter",
+  error: "stop",
+  other: "stop",
+};
+
+const member = (name: string, value: unknown) => `"${name}":${JSON.stringify(value)}`;
+
+function parseChunk(data: string): RawChunk {
+  try {
+    const chunk = JSON.parse(data) as unknown;
+    if (typeof chunk !== "object" || chunk === null) throw new Error("not an object");
+    return chunk as RawChunk;
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed stream chunk.",
+      cause: error,
+    });
+  }
+}
+
+export async function* passThroughChunks(
+  events: AsyncIterable<{ data: string }>,
+  rewrite: ChunkRewrite,
+  choiceCount: number,
+): AsyncGenerator<ChatChunkStreamPart> {
+  const ourId = member("id", rewrite.id);
+  const ourModel = member("model", rewrite.model);
+  /** The upstream's `"id":…` and `"model":…` members, learnt from its first chunk. */
+  let upstreamId: string | undefined;
+  let upstreamModel: string | undefined;
+  const finishReasons: ChatFinishReason[] = [];
+  let usage: TokenUsage | undefined;
+  let done = false;
+  for await (const event of events) {
+    // Read on to the end of the body after [DONE]: a body dropped half-read costs the connection.
+    if (done || event.data === "[DONE]") {
+      done = true;
+      continue;
+    }
+    const data = event.data;
+    if (
+      upstreamId !== undefined &&
+      upstreamModel !== undefined &&
+      // A chunk cut short (an upstream that breaks mid-frame) does not end its object.
+      data.charCodeAt(data.length - 1) === CLOSING_BRACE &&
+      !NEEDS_READING.test(data) &&
+      data.includes(upstreamId) &&
+      data.includes(upstreamModel)
+    ) {
+      const renamed = data.replace(upstreamId, ourId).replace(upstreamModel, ourModel);
+      yield {
+        type: "chunk",
+        json: rewrite.usageNulls ? renamed : renamed.replace(',"usage":null', ""),
+      };
+      continue;
+    }
+    const chunk = parseChunk(data);
+    if (chunk.error) {
+      throw new UpstreamError({
+        kind: "http",
+        message: chunk.error.message ?? "Upstream stream error.",
+        vendorCode: chunk.error.code,
+        body: chunk,
+      });
+    }
+    if (upstreamId === undefined && typeof chunk.id === "string")
+      upstreamId = member("id", chunk.id);
+    if (upstreamModel === undefined && typeof chunk.model === "string")
+      upstreamModel = member("model", chunk.model);
+    usage = convertOpenAIUsage(chunk.usage) ?? usage;
+    const choices = chunk.choices ?? [];
+    for (const [position, choice] of choices.entries()) {
+      if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
+      const reason = mapOpenAIFinishReason(choice.finish_reason);
+      finishReasons[choice.index ?? position] = reason;
+      choice.finish_reason = OPENAI_REASONS[reason];
+    }
+    if (choices.length === 0) continue;
+    chunk.id = rewrite.id;
+    chunk.model = rewrite.model;
+    if (rewrite.usageNulls) chunk.usage = null;
+    else delete chunk.usage;
+    yield { type: "chunk", json: JSON.stringify(chunk) };
+  }
+  const first = finishReasons[0];
+  if (first === undefined)
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream stream ended before it finished.",
+    });
+  const several = finishReasons.length > 1 || choiceCount > 1;
+  yield {
+    type: "finish",
+    finishReason: first,
+    ...(several ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) } : {}),
+    usage,
+  };
+}
