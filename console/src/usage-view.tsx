@@ -17,6 +17,11 @@ function isoDay(offsetDays: number): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
+function nextDay(day: string): string | undefined {
+  const at = Date.parse(`${day}T00:00:00Z`);
+  return Number.isNaN(at) ? undefined : new Date(at + 86_400_000).toISOString();
+}
+
 /** Every day from `from` to `to` (at most 366), so a chart spans the range asked for. */
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
@@ -117,7 +122,8 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
   const exportAction = useAction();
   const base: Query = {
     from: applied.from ? `${applied.from}T00:00:00Z` : undefined,
-    to: applied.to ? `${applied.to}T23:59:59Z` : undefined,
+    // `to` is exclusive: the day after the last one shown
+    to: applied.to ? nextDay(applied.to) : undefined,
     ...(props.admin ? { account: applied.account || undefined } : {}),
   };
   const groups = useLoad(async () => {

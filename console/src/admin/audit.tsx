@@ -101,7 +101,7 @@ export function AdminAuditPage() {
                   <td>
                     <When at={event.created_at} />
                   </td>
-                  <td>
+                  <td class="nowrap">
                     <code>{event.action}</code>
                   </td>
                   <td>
