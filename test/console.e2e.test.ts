@@ -22,7 +22,7 @@ if (SHOTS) mkdirSync(SHOTS, { recursive: true });
 async function snap(page: Page, name: string): Promise<void> {
   if (!SHOTS) return;
   await page.waitForLoadState("networkidle");
-  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 async function open(page: Page, label: string, title: string): Promise<void> {
@@ -243,7 +243,10 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await page.getByText("console e2e").first().waitFor();
     await snap(page, "admin-credit-codes");
     await open(page, "Routes", "Routes");
-    await snap(page, "admin-routes");
+    if (await served("/v1/admin/routes")) {
+      await page.getByRole("cell", { name: CHAT_MODEL }).first().waitFor();
+      await snap(page, "admin-routes");
+    }
     await open(page, "Recent errors", "Recent errors");
     if (await served("/v1/admin/usage")) {
       // the request the user's journey made fail
