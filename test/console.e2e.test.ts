@@ -6,7 +6,7 @@
  * → see it in the audit trail. With `SWITCHYARD_SCREENSHOTS=<dir>` every page is saved there as
  * a PNG (docs/console/ holds the ones docs/console.md shows).
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -162,6 +162,14 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     ).toContain(cost);
     // the refused request is listed too, at no cost
     await page.getByTestId("usage-table").getByText("failed").first().waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Export CSV" }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, "utf8");
+    expect(csv.split("\n")[0]).toContain("request_id");
+    expect(csv).toContain(CHAT_MODEL);
+    expect(csv).toContain("succeeded");
     await snap(page, "usage");
 
     // Revoke the key; a request with it then fails.

@@ -175,18 +175,23 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
 
   const exportCsv = () =>
     void exportAction.run(async () => {
-      let text: string;
+      let text: string | undefined;
       try {
-        text = await (
-          await consoleFetch(props.path, { query: { ...base, format: "csv", limit: 1000 } })
-        ).text();
+        const response = await consoleFetch(props.path, {
+          query: { ...base, format: "csv", limit: 1000 },
+        });
+        if (response.headers.get("content-type")?.startsWith("text/csv"))
+          text = await response.text();
       } catch {
-        // an API without CSV: write the records at hand
-        const rows = (records.data?.data ?? []).map((record) =>
-          RECORD_COLUMNS.map((column) => (record as unknown as Record<string, unknown>)[column]),
-        );
-        text = toCsv([...RECORD_COLUMNS], rows);
+        // answered below
       }
+      // An API without CSV: the records at hand, in the same columns.
+      text ??= toCsv(
+        [...RECORD_COLUMNS],
+        (records.data?.data ?? []).map((record) =>
+          RECORD_COLUMNS.map((column) => (record as unknown as Record<string, unknown>)[column]),
+        ),
+      );
       download(`switchyard-usage-${applied.from}-${applied.to}.csv`, text);
       return "CSV exported.";
     });
