@@ -72,6 +72,7 @@ describe("the OpenAPI document", () => {
       ["/v1/admin/accounts", "post"],
       ["/v1/admin/accounts/{id}/credit", "post"],
       ["/v1/admin/keys/{id}/revoke", "post"],
+      ["/v1/admin/audit", "get"],
       ["/v1/account/logout", "post"],
       ["/v1/account/ledger", "get"],
       ["/v1/account/credit-codes/redeem", "post"],
