@@ -26,6 +26,7 @@ import { registerCors } from "./http/cors.ts";
 import { registerHttpMetrics } from "./http/http-metrics.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
 import { createHttpServer } from "./http/server.ts";
+import { registerTracing } from "./http/tracing.ts";
 import { registerMcpRoutes } from "./mcp/routes.ts";
 
 export function buildApp(
@@ -44,6 +45,7 @@ export function buildApp(
     trustProxy: server.trust_proxy,
   });
   if (services.metrics) registerHttpMetrics(app, services.metrics);
+  if (services.tracer) registerTracing(app, services.tracer);
   if (server.cors_origins.length > 0) registerCors(app, server.cors_origins);
   app.decorate("routeDocs", []);
   app.decorate("modelEndpoints", createModelEndpointSet(services));

@@ -6,9 +6,12 @@
 import { API_KEY_PATTERN } from "./auth/index.ts";
 import { createAccount } from "./endpoints/account/accounts.ts";
 import { issueKey } from "./endpoints/account/issue-key.ts";
-import type { Store } from "./store/index.ts";
+import type { AuditOrigin, Store } from "./store/index.ts";
 
 export const BOOTSTRAP_EMAIL = "admin@localhost";
+
+/** The first admin is made by the gateway itself, which the audit trail says. */
+const BOOTSTRAP_ORIGIN: AuditOrigin = { actor: { type: "system" }, reason: "first start" };
 
 /** Returns the new admin key when the database was empty, otherwise undefined. */
 export async function bootstrapAdmin(
@@ -29,7 +32,14 @@ export async function bootstrapAdmin(
     role: "admin",
     balanceMicros: creditMicros,
     reason: "bootstrap credit",
+    audit: BOOTSTRAP_ORIGIN,
   });
-  const { key } = await issueKey(store, account.id, { name: "bootstrap" }, chosen);
+  const { key } = await issueKey(
+    store,
+    account.id,
+    { name: "bootstrap" },
+    chosen,
+    BOOTSTRAP_ORIGIN,
+  );
   return key;
 }

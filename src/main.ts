@@ -7,6 +7,7 @@
  * reload. Nothing else builds concrete services.
  */
 import { readFileSync } from "node:fs";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
 import { buildApp } from "./app.ts";
@@ -51,6 +52,7 @@ import {
 import {
   createPrometheusMetrics,
   type GatewayMetrics,
+  type GatewayTracer,
   startMetricsListener,
 } from "./telemetry/index.ts";
 
@@ -78,6 +80,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Where the start-up banner goes; defaults to stdout. */
   print?: (line: string) => void;
+  /** Spans go here instead of to `tracing.endpoint`, and tracing is on (tests). */
+  spanExporter?: SpanExporter;
 }
 
 async function startSandboxIfNeeded(
@@ -154,6 +158,8 @@ export async function buildServices(
     redis?: RedisConnection | undefined;
     /** Whether other instances' changes are heard of now (else key lookups are polled). */
     changesHeard?: () => boolean;
+    /** Request and attempt spans, when tracing is on. */
+    tracer?: GatewayTracer | undefined;
   },
 ): Promise<Services> {
   const catalog = buildCatalog(config, options.data, options.env, options.sandboxUrl);
@@ -213,6 +219,7 @@ export async function buildServices(
     }),
     logger: options.logger,
     ...(metrics ? { metrics } : {}),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
     now: Date.now,
   };
   return services;
@@ -220,15 +227,35 @@ export async function buildServices(
 
 /** This gateway's own metrics registry, with the gauges read from the store and Redis. */
 function createMetrics(store: Store, redis: RedisConnection | undefined): GatewayMetrics {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
   return createPrometheusMetrics({
-    version: pkg.version,
+    version: packageVersion(),
     // A primary-key lookup: answers whenever the database does.
     probeStore: () => store.findAccountById("acc_metrics_probe"),
     ...(redis ? { redisReady: () => redis.ready } : {}),
     countUnfinishedVideoTasks: () => store.countUnfinishedVideoTasks(),
+  });
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/**
+ * The tracer, when tracing is on (`tracing.endpoint`, or an exporter handed in by a test); the
+ * OpenTelemetry SDK is loaded only then.
+ */
+async function startTracing(config: Config, exporter: SpanExporter | undefined) {
+  if (!config.tracing.endpoint && !exporter) return undefined;
+  const { createTracing } = await import("./telemetry/otlp-tracing.ts");
+  return createTracing({
+    endpoint: config.tracing.endpoint,
+    exporter,
+    serviceName: config.tracing.service_name,
+    version: packageVersion(),
+    sampleRatio: config.tracing.sample_ratio,
   });
 }
 
@@ -375,6 +402,9 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     const instanceId = config.billing.instance_id ?? `ins_${randomBase62(16)}`;
     const redis = await openRedis(config, logger);
     if (redis) cleanups.push(() => redis.close());
+    // Shut down after the server has closed (cleanups run in reverse): the last spans go out.
+    const tracing = await startTracing(config, options.spanExporter);
+    if (tracing) cleanups.push(tracing.shutdown);
     const services = await buildServices(config, {
       env,
       logger,
@@ -384,6 +414,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       instanceId,
       redis,
       changesHeard: () => changes.feed.live,
+      tracer: tracing?.tracer,
     });
     cleanups.push(async () => (services.quotas as { stop?: () => void }).stop?.());
     // Events from other instances go to the local cache only: passing them to the publishing
@@ -457,6 +488,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     `  ${services.catalog.list().length} models; database ${store.dialect}; ${started.sandboxUrl ? `sandbox ${started.sandboxUrl}` : "no sandbox"}`,
   );
   if (metricsUrl) print(`  metrics (no token) on ${metricsUrl}`);
+  if (config.tracing.endpoint) print(`  traces (OTLP/HTTP) to ${config.tracing.endpoint}`);
   for (const line of routingBanner(services.catalog)) print(line);
   if (bootstrapKey) {
     print("First start: created the admin account admin@localhost. Its API key (shown once):");
@@ -507,13 +539,15 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   });
   const reload = () => {
     if (closing) return undefined;
-    const outcome = reloader.reload();
+    const outcome = reloader.reload({ actor: { type: "signal" }, reason: "SIGHUP" });
     if (outcome) changes.feed.publish({ type: "reload" });
     return outcome;
   };
   if (!config.redis.url && store.dialect !== "sqlite") {
     // Several instances and no Redis to tell them: each one watches its configuration file.
-    const stop = watchConfigFile(configFilePath(env), () => reloader.reload());
+    const stop = watchConfigFile(configFilePath(env), () =>
+      reloader.reload({ actor: { type: "system" }, reason: "configuration file changed" }),
+    );
     cleanups.push(async () => stop());
   }
   return {

@@ -44,16 +44,20 @@ describe("account ledger", () => {
     const admin = (path: string, json: unknown) =>
       gateway.request(path, { key: gateway.adminKey, json });
     expect(
-      (await admin(`/v1/admin/accounts/${user.accountId}/credit`, {
-        amount_micros: 1_000_000,
-        reason: "goodwill",
-      })).status,
+      (
+        await admin(`/v1/admin/accounts/${user.accountId}/credit`, {
+          amount_micros: 1_000_000,
+          reason: "goodwill",
+        })
+      ).status,
     ).toBe(200);
     expect(
-      (await admin(`/v1/admin/accounts/${user.accountId}/credit`, {
-        amount_micros: -500_000,
-        reason: "correction",
-      })).status,
+      (
+        await admin(`/v1/admin/accounts/${user.accountId}/credit`, {
+          amount_micros: -500_000,
+          reason: "correction",
+        })
+      ).status,
     ).toBe(200);
     const codes = (await (
       await admin("/v1/admin/credit-codes", { amount_micros: 2_000_000 })
@@ -105,9 +109,9 @@ describe("account ledger", () => {
     });
     expect(codeEntries.data[0]!.reason).toContain(codes.data[0]!.prefix);
     const debits = await ledger(gateway, user.key, "?kind=debit");
-    expect(debits.data.map((entry) => [entry.amount_micros, entry.balance_after_micros])).toEqual(
-      [[-500_000, 5_500_000]],
-    );
+    expect(debits.data.map((entry) => [entry.amount_micros, entry.balance_after_micros])).toEqual([
+      [-500_000, 5_500_000],
+    ]);
 
     // Page by page, the same entries and balances, none twice.
     const paged: Entry[] = [];
@@ -175,7 +179,10 @@ describe("admin account search", () => {
       emails: [`alice.${tag}@example.com`, `bob.${tag}@example.org`],
       total: 2,
     });
-    expect(await search(`ALICE.${tag}`)).toEqual({ emails: [`alice.${tag}@example.com`], total: 1 });
+    expect(await search(`ALICE.${tag}`)).toEqual({
+      emails: [`alice.${tag}@example.com`],
+      total: 1,
+    });
     expect(await search("%")).toEqual({ emails: [], total: 0 });
     expect(await search("_")).toEqual({ emails: [], total: 0 });
     const all = await search("");

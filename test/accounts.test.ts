@@ -163,14 +163,22 @@ describe("self-service accounts", () => {
       expect(((await after.json()) as { data: unknown[] }).data).toHaveLength(2);
     });
 
-    it("does not work on the model APIs", async () => {
+    it("does not call the model APIs, but reads the model list", async () => {
       await expectInvalidKey(
         await gateway.request("/v1/chat/completions", { key: token, json: CHAT }),
       );
-      await expectInvalidKey(await gateway.request("/v1/models", { key: token }));
-      await expectInvalidKey(await gateway.request("/v1/models/gpt-4o", { key: token }));
-      await expectInvalidKey(await gateway.request("/v1/admin/accounts", { key: token }));
-      // The account's key still does.
+      await expectInvalidKey(
+        await gateway.request("/v1/billing/quote", { key: token, json: CHAT }),
+      );
+      expect((await gateway.request("/v1/models", { key: token })).status).toBe(200);
+      expect((await gateway.request("/v1/models/gpt-4o", { key: token })).status).toBe(200);
+      // A user's session is a user's: the admin API stays closed.
+      await expectGatewayError(await gateway.request("/v1/admin/accounts", { key: token }), {
+        status: 403,
+        type: "permission_error",
+        code: "admin_required",
+      });
+      // The account's key still calls models.
       expect((await gateway.request("/v1/models", { key })).status).toBe(200);
     });
 

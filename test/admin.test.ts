@@ -49,6 +49,7 @@ describe("the admin API", () => {
       ["POST", `/v1/admin/accounts/${user.accountId}/keys`, { name: "sneaky" }],
       ["POST", `/v1/admin/accounts/${user.accountId}/credit`, { amount_micros: 1, reason: "x" }],
       ["POST", `/v1/admin/keys/${user.keyId}/revoke`, undefined],
+      ["GET", "/v1/admin/audit", undefined],
     ] as const;
 
   it("answers 403 admin_required to a user's key on every admin route", async () => {

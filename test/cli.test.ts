@@ -39,7 +39,7 @@ interface KeyJson {
   key?: string;
 }
 
-const COMMANDS = ["start", "sandbox", "accounts", "keys", "ledger"];
+const COMMANDS = ["start", "sandbox", "accounts", "keys", "ledger", "audit"];
 
 /** Runs `run` over `items`, a few processes at a time (each is a Node process of its own). */
 async function inBatches<T, R>(items: T[], run: (item: T) => Promise<R>, size = 4): Promise<R[]> {
@@ -95,6 +95,7 @@ describe("switchyard --help and unknown commands", { timeout: 120_000 }, () => {
       ["accounts", "create", "--help"],
       ["keys", "create", "--account", "x", "--help"],
       ["ledger", "verify", "--help"],
+      ["audit", "--help"],
       ["help", "keys"],
     ];
     const results = await inBatches(asks, (args) => runCli(args, { cwd: dir }));
@@ -256,6 +257,49 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 180_000 }
     });
     const accounts = parseJsonOutput<AccountJson[]>(await json("accounts", "list"));
     expect(accounts.find((entry) => entry.id === account.id)?.balance_micros).toBe(4_000_000);
+  });
+
+  it("records every change in the audit trail, with the actor cli and no secret", async () => {
+    const result = await json("audit");
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain(key.key);
+    const events =
+      parseJsonOutput<
+        Array<{
+          action: string;
+          actor: { type: string };
+          target: { id: string };
+          before: Record<string, unknown> | null;
+          after: Record<string, unknown> | null;
+          reason: string | null;
+        }>
+      >(result);
+    expect(events.map((event) => [event.action, event.target.id])).toEqual([
+      ["account.debit", account.id],
+      ["key.revoke", key.id],
+      ["key.create", key.id],
+      ["account.credit", account.id],
+      ["account.create", account.id],
+    ]);
+    expect(events.every((event) => event.actor.type === "cli")).toBe(true);
+    expect(events[0]).toMatchObject({
+      reason: "test",
+      before: { balance_micros: 5_000_000 },
+      after: { balance_micros: 4_000_000, amount_micros: -1_000_000 },
+    });
+
+    const filtered = parseJsonOutput<Array<{ action: string }>>(
+      await json("audit", "--action", "key.create", "--limit", "1"),
+    );
+    expect(filtered.map((event) => event.action)).toEqual(["key.create"]);
+
+    const text = await cli("audit", "--target", account.id);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^TIME +ACTION +ACTOR +TARGET +CHANGE +REASON$/m);
+    expect(text.stdout).toMatch(
+      new RegExp(`account\\.debit +cli +account:${account.id} +balance_micros: 5000000 → 4000000`),
+    );
+    expect((await cli("audit", "--limit", "0")).code).toBe(2);
   });
 
   it("verifies the ledger", async () => {

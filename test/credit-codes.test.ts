@@ -5,11 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectGatewayError } from "./support/expect-error.ts";
-import {
-  createUser,
-  startTestGateway,
-  type TestGateway,
-} from "./support/gateway-harness.ts";
+import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
 const MAX_BALANCE = 100_000_000;
 const CODE = /^SWY-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/;
@@ -191,7 +187,9 @@ describe("credit codes", () => {
     );
     for (let round = 0; round < 3; round++) {
       const [code] = await makeCodes(gateway, { amount_micros: 1_000_000 });
-      const responses = await Promise.all(users.map((user) => redeem(gateway, user.key, code!.code!)));
+      const responses = await Promise.all(
+        users.map((user) => redeem(gateway, user.key, code!.code!)),
+      );
       const statuses = responses.map((response) => response.status).sort();
       expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
       await Promise.all(responses.map((response) => response.arrayBuffer()));

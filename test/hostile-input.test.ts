@@ -97,6 +97,8 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
     models: ["gpt-4o-mini"],
   },
   { method: "POST", path: "/v1/admin/accounts/{id}/credit", caller: "admin" },
+  { method: "POST", path: "/v1/admin/credit-codes", caller: "admin" },
+  { method: "POST", path: "/v1/account/credit-codes/redeem", caller: "user" },
 ];
 
 /** Routes without a JSON body: hostile path parameters and query strings. */
@@ -117,6 +119,7 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/admin/accounts", caller: "admin" },
   { method: "GET", path: "/v1/admin/accounts/{id}/keys", caller: "admin" },
   { method: "POST", path: "/v1/admin/keys/{id}/revoke", caller: "admin" },
+  { method: "GET", path: "/v1/admin/audit", caller: "admin" },
   { method: "GET", path: "/v1/videos/generations", caller: "user" },
   { method: "GET", path: "/v1/videos/generations/{id}", caller: "user" },
   { method: "POST", path: "/v1/videos/generations/{id}/cancel", caller: "user" },
@@ -125,6 +128,10 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "GET", path: "/v1/responses/{id}/input_items", caller: "user" },
   { method: "GET", path: "/v1/account/webhook-secret", caller: "user" },
   { method: "POST", path: "/v1/account/webhook-secret/rotate", caller: "user" },
+  { method: "POST", path: "/v1/account/logout", caller: "user" },
+  { method: "GET", path: "/v1/account/ledger", caller: "user" },
+  { method: "GET", path: "/v1/admin/credit-codes", caller: "admin" },
+  { method: "POST", path: "/v1/admin/credit-codes/{id}/revoke", caller: "admin" },
 ];
 
 const ANTHROPIC_PATHS = new Set(["/v1/messages", "/v1/messages/count_tokens"]);
@@ -157,6 +164,11 @@ const hostileQuery = fc
         "model",
         "key",
         "group_by",
+        "cursor",
+        "action",
+        "kind",
+        "status",
+        "email",
         "__proto__[x]",
         "a",
       ),

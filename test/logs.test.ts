@@ -91,4 +91,26 @@ describe("log lines", () => {
     ]);
     expect(JSON.stringify(failures)).not.toMatch(/"stack"|"err"/);
   });
+
+  it("logs a client that went away before the vendor answered as such, not as a vendor failure", async () => {
+    const client = new AbortController();
+    const pending = fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "[[sandbox:delay=2000]] slow" }],
+      }),
+      signal: client.signal,
+    });
+    const before = lines.length;
+    setTimeout(() => client.abort(), 300);
+    await expect(pending).rejects.toThrow();
+    await expect
+      .poll(() => lines.slice(before).find((line) => line.msg === "client closed the request"), {
+        timeout: 5_000,
+      })
+      .toMatchObject({ level: 30, code: expect.any(String) });
+    expect(lines.slice(before).filter((line) => line.msg === "upstream failed")).toEqual([]);
+  });
 });

@@ -72,6 +72,13 @@ describe("the OpenAPI document", () => {
       ["/v1/admin/accounts", "post"],
       ["/v1/admin/accounts/{id}/credit", "post"],
       ["/v1/admin/keys/{id}/revoke", "post"],
+      ["/v1/admin/audit", "get"],
+      ["/v1/account/logout", "post"],
+      ["/v1/account/ledger", "get"],
+      ["/v1/account/credit-codes/redeem", "post"],
+      ["/v1/admin/credit-codes", "get"],
+      ["/v1/admin/credit-codes", "post"],
+      ["/v1/admin/credit-codes/{id}/revoke", "post"],
     ] as const) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     }
@@ -135,6 +142,7 @@ describe("the OpenAPI document", () => {
     expect(parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual([
       "query:limit",
       "query:offset",
+      "query:email",
     ]);
   });
 });

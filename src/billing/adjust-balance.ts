@@ -5,7 +5,12 @@
  * entry is a catalogued 400 naming `amount_micros`.
  */
 import { GatewayError } from "../errors/index.ts";
-import { BalanceOutOfRange, type LedgerEntry, type LedgerStore } from "../store/index.ts";
+import {
+  type AuditOrigin,
+  BalanceOutOfRange,
+  type LedgerEntry,
+  type LedgerStore,
+} from "../store/index.ts";
 
 export interface BalanceAdjustment {
   accountId: string;
@@ -13,6 +18,8 @@ export interface BalanceAdjustment {
   amountMicros: number;
   reason: string;
   maxBalanceMicros: number;
+  /** Who makes it; its `account.credit` / `account.debit` event is written with the entry. */
+  audit?: AuditOrigin;
 }
 
 export async function adjustBalance(

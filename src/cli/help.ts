@@ -20,11 +20,12 @@ Commands:
   keys create --account <id> [--name N] [--models a,b] [--rpm N] [--concurrency N] [--expires-at ISO]
   keys revoke <key-id>          Revoke a key
   ledger verify                 Check every balance equals the sum of its ledger
+  audit [--action A] [--actor ID] [--target ID] [--limit N]   The audit trail, newest first
 
 Options:
   -h, --help                    Show this help, or a command's (switchyard <command> --help)
   -v, --version                 Show the version
-  --json                        accounts, keys, ledger: print JSON instead of text
+  --json                        accounts, keys, ledger, audit: print JSON instead of text
 
 ${EXIT_CODES}
 Configuration: see README.md and docs/configuration.md.`;
@@ -94,6 +95,21 @@ Checks every balance and held amount against the ledger, that none is negative, 
 exceeds its hold and that every amount is a safe integer. Exit 1 when any problem is found.
 
 Options:
+${JSON_OPTION}
+
+${EXIT_CODES}`,
+
+  audit: `Usage: switchyard audit [--action A] [--actor ID] [--target ID] [--limit N] [--json]
+
+Prints the audit trail of the configured database, newest first: who (actor type, account,
+key), what (account.create, account.credit, key.revoke, config.reload, ...), on what (target)
+and the changed fields before and after. Secrets are never recorded. See docs/audit.md.
+
+Options:
+  --action A   Only events with this action (account.credit, key.create, ...)
+  --actor ID   Only events whose actor is this account id
+  --target ID  Only events on this target id (an account id, a key id, ...)
+  --limit N    At most N events (1-1000, default 50)
 ${JSON_OPTION}
 
 ${EXIT_CODES}`,

@@ -1,6 +1,6 @@
 /**
  * @module cli/main
- * The `switchyard` command: `start`, `sandbox`, `accounts ...`, `keys ...`, `ledger verify`,
+ * The `switchyard` command: `start`, `sandbox`, `accounts ...`, `keys ...`, `ledger verify`, `audit`,
  * `--version` and `--help` (also per command, which never starts anything). Management commands
  * work directly on the configured database. Exit codes: see `exit.ts`.
  */
@@ -159,6 +159,8 @@ export async function runCli(
         return await (await import("./manage.ts")).runKeysCommand(rest, out);
       case "ledger":
         return await (await import("./manage.ts")).runLedgerCommand(rest, out);
+      case "audit":
+        return await (await import("./audit.ts")).runAuditCommand(rest, out);
       default:
         console.error(`Unknown command '${command}'.\n\n${HELP}`);
         return EXIT.usage;

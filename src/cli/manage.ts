@@ -3,6 +3,7 @@
  * Account, key and ledger management commands, run against the configured database. Input is
  * checked with the HTTP API's own schemas and rules (an email `POST /v1/admin/accounts` refuses
  * is refused here too); a missing account or key exits 3. `--json` prints the API's objects.
+ * Every change is recorded in the audit trail with the actor `cli`.
  */
 import { parseArgs } from "node:util";
 import { adjustBalance } from "../billing/index.ts";
@@ -17,7 +18,7 @@ import {
   resolveKeyModels,
 } from "../endpoints/account/issue-key.ts";
 import { openStoreWhenReachable } from "../ops/open-store.ts";
-import type { Store } from "../store/index.ts";
+import type { AuditOrigin, Store } from "../store/index.ts";
 import { notFound, usage } from "./exit.ts";
 import {
   type Out,
@@ -29,10 +30,13 @@ import {
   printRevokedKey,
 } from "./format.ts";
 
+/** The audit trail's actor for a change made from the command line. */
+const CLI_ORIGIN: AuditOrigin = { actor: { type: "cli" } };
+
 const validateNewAccount = compileValidator(NewAccountBody);
 const validateKeyOptions = compileValidator(KeyOptions);
 
-async function withStore<T>(run: (store: Store, config: Config) => Promise<T>): Promise<T> {
+export async function withStore<T>(run: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // No waiting: a command against a database that is down says so at once.
   const store = await openStoreWhenReachable(config.database_url, { waitSeconds: 0 });
@@ -166,6 +170,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
           balanceMicros: body.balance_micros,
           reason: "opening balance (cli)",
           maxBalanceMicros: config.billing.max_balance_micros,
+          audit: CLI_ORIGIN,
         });
         emit(out, values.json, describeAccount(account), printAccount);
         return 0;
@@ -182,6 +187,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
           amountMicros: amount,
           reason: `${values.reason} (cli)`,
           maxBalanceMicros: config.billing.max_balance_micros,
+          audit: { ...CLI_ORIGIN, reason: values.reason },
         });
         emit(
           out,
@@ -237,13 +243,13 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
             expires_at: values["expires-at"],
           }),
         );
-        const { key, record } = await issueKey(store, account.id, options);
+        const { key, record } = await issueKey(store, account.id, options, undefined, CLI_ORIGIN);
         emit(out, values.json, { ...describeKey(record), key }, printNewKey);
         return 0;
       }
       default: {
         const id = positionals[0] as string;
-        const revoked = await store.revokeKey(id, Date.now());
+        const revoked = await store.revokeKey(id, Date.now(), CLI_ORIGIN);
         if (!revoked) throw notFound(`No key '${id}'.`);
         emit(out, values.json, describeKey(revoked), printRevokedKey);
         return 0;

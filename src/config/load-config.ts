@@ -44,6 +44,11 @@ function envBoolean(raw: string): boolean | string {
   return raw;
 }
 
+/** A decimal number (`0.25`); anything else is kept so validation names it. */
+function envNumber(raw: string): number | string {
+  return /^\d*\.?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+}
+
 /** Environment variable → [section (or "" for the root), key, parser]. */
 export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unknown]> = {
   HOST: ["server", "host", String],
@@ -60,6 +65,9 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   SWITCHYARD_METRICS_TOKEN: ["metrics", "token", String],
   SWITCHYARD_METRICS_LISTEN: ["metrics", "listen", String],
   SWITCHYARD_CONSOLE: ["console", "enabled", envBoolean],
+  OTEL_EXPORTER_OTLP_ENDPOINT: ["tracing", "endpoint", String],
+  OTEL_SERVICE_NAME: ["tracing", "service_name", String],
+  OTEL_TRACES_SAMPLER_ARG: ["tracing", "sample_ratio", envNumber],
 };
 
 /** Environment variables that override the file; returns which setting came from which. */

@@ -259,6 +259,17 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    tracing: Type.Object(
+      {
+        /** OTLP/HTTP base URL of a collector (`http://collector:4318`); unset: tracing is off. */
+        endpoint: Type.Optional(Type.String({ minLength: 1 })),
+        /** `service.name` of the spans. */
+        service_name: Type.String({ minLength: 1, default: "switchyard" }),
+        /** Share of new traces kept (0–1); a client's `traceparent` sampled flag is followed. */
+        sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /**
      * Requested model id → catalog model id, for clients that ask for models by their own names
      * (a coding assistant asking for `claude-opus-4-8`). Keys may end in `*` (`claude-*`).

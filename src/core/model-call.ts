@@ -13,11 +13,17 @@ import type { Reservation, SettleDetails, Settlement } from "../billing/index.ts
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
-import { type GatewayMetrics, NO_METRICS, type RefusalKind } from "../telemetry/index.ts";
+import {
+  type GatewayMetrics,
+  NO_METRICS,
+  type RefusalKind,
+  type RequestTrace,
+} from "../telemetry/index.ts";
 import { type DeliverySink, deliverLongResult } from "./deliver.ts";
 import type { KeyCaller } from "./model-call-runner.ts";
 import type { LongResult, ModelEndpoint } from "./operation.ts";
 import { holdRequest } from "./output-cap.ts";
+import { attemptTracing, bindRequestContext } from "./request-context.ts";
 import { type ModelTarget, requestedModel, resolveModel } from "./resolve-model.ts";
 import type { Services } from "./services.ts";
 import { compileValidator } from "./validate.ts";
@@ -38,6 +44,10 @@ export interface ModelCallInput {
   via: "http" | "mcp";
   /** Told at once when a sandbox route is called (error answers are marked too). */
   onSandboxRoute?(): void;
+  /** The client's own request id (`X-Request-Id`/`X-Client-Request-Id`), when valid. */
+  clientRequestId?: string | undefined;
+  /** The request's trace, when the gateway traces (its SERVER span is the transport's). */
+  trace?: RequestTrace | undefined;
 }
 
 /** What every answer carries besides its body. */
@@ -111,6 +121,16 @@ async function runModelCall<S extends TSchema>(
 ): Promise<ModelCallOutcome> {
   const { caller, requestId, started } = input;
   const model = resolveModel(services, caller.key, requestedModel(input.body), target);
+  const trace = input.trace;
+  trace?.describe({
+    endpoint: endpoint.path,
+    model: model.id,
+    accountId: caller.accountId,
+    keyId: caller.key.id,
+    requestId,
+    clientRequestId: input.clientRequestId,
+  });
+  bindRequestContext(input);
   const checked = validate(input.body);
   endpoint.validateForModel?.(checked, model);
   const validated = endpoint.resolve
@@ -159,6 +179,7 @@ async function runModelCall<S extends TSchema>(
       signal: input.signal,
       headers: input.headers,
       settle,
+      ...(trace ? { tracing: attemptTracing(trace) } : {}),
       routeCalled: (route) => {
         served.route = route;
         if (!route.sandbox || sandbox) return;
@@ -283,9 +304,19 @@ function logCompleted(
   });
   const tokens = served.usage?.tokens;
   const media = served.usage?.media;
+  input.trace?.completed({
+    vendor: served.route?.vendor,
+    upstreamModel: served.route?.upstreamModel,
+    stream: long,
+    inputTokens: tokens?.input.total,
+    outputTokens: tokens?.output.total,
+    costMicros,
+    aborted: input.signal.aborted,
+  });
   services.logger.info(
     {
       requestId: input.requestId,
+      ...(input.clientRequestId ? { clientRequestId: input.clientRequestId } : {}),
       accountId: input.caller.accountId,
       keyId: input.caller.key.id,
       model: model.id,

@@ -10,6 +10,7 @@ import type { CatalogModel, EndpointKind, ResolvedRoute } from "../catalog/index
 import type { CallWarning, Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { OutputCapControl } from "./output-cap.ts";
+import type { RequestAttemptTracing } from "./request-context.ts";
 import type { Services } from "./services.ts";
 
 /** The wire dialect errors are answered in (rendered by the HTTP layer). */
@@ -42,6 +43,8 @@ export interface OperationContext {
   settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
   /** Told of each route whose upstream was called; a sandbox route marks the response. */
   routeCalled(route: ResolvedRoute): void;
+  /** The request's attempt spans, when the gateway traces (`logAttempts` reports to it). */
+  tracing?: RequestAttemptTracing | undefined;
 }
 
 /** What every result may carry besides its body. */

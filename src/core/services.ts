@@ -12,7 +12,7 @@ import type { QuotaLimiter } from "../limits/index.ts";
 import type { ProviderRegistry } from "../providers/index.ts";
 import type { Store } from "../store/index.ts";
 import type { VideoTaskService } from "../tasks/index.ts";
-import type { GatewayMetrics } from "../telemetry/index.ts";
+import type { GatewayMetrics, GatewayTracer } from "../telemetry/index.ts";
 
 export interface Services {
   config: Config;
@@ -29,6 +29,8 @@ export interface Services {
   logger: Logger;
   /** Where lifecycle points report metrics; absent means none are kept (`metricsOf`). */
   metrics?: GatewayMetrics;
+  /** Makes request and upstream-attempt spans; absent means tracing is off (docs/observability.md). */
+  tracer?: GatewayTracer;
   /** Unix milliseconds; injectable for tests. */
   now(): number;
 }

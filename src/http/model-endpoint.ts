@@ -93,6 +93,8 @@ export function registerModelEndpoint<S extends TSchema>(
         headers: request.headers,
         started,
         via: "http",
+        clientRequestId: request.clientRequestId,
+        trace: request.trace,
         onSandboxRoute: () => reply.header(SANDBOX_HEADER, "true"),
       });
       if (request.modelFacts)

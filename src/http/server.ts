@@ -1,6 +1,7 @@
 /**
  * @module http/server
- * The Fastify instance with the gateway's plumbing: request ids, the JSON body parser (with a
+ * The Fastify instance with the gateway's plumbing: request ids (the gateway's own, and a
+ * client's valid `X-Request-Id` kept beside it, `request-id.ts`), the JSON body parser (with a
  * nesting limit), connection timeouts and the close after an early refusal
  * (`connection-guard.ts`), one error handler that renders every failure in the route's dialect,
  * and the 404/405 handler (a known path with another method answers 405 with `Allow`).
@@ -26,6 +27,7 @@ import {
 } from "./connection-guard.ts";
 import { type ErrorDialect, renderError } from "./error-renderer.ts";
 import { jsonShapeProblem } from "./json-shape.ts";
+import { clientRequestId } from "./request-id.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -34,6 +36,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The error-catalogue code of the error this request was answered with (for metrics). */
     errorCode?: string;
+    /** The client's own valid request id (`http/request-id.ts`), when it sent one. */
+    clientRequestId?: string;
   }
 }
 
@@ -136,6 +140,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // A callback hook, not an async one: no promise per request for one header.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    const clientId = clientRequestId(request.headers);
+    if (clientId !== undefined) {
+      request.clientRequestId = clientId;
+      reply.header("x-client-request-id", clientId);
+    }
     done();
   });
 
@@ -147,7 +156,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const rendered = renderError(mapped ?? error, dialect, request.id);
     request.errorCode = rendered.code;
     const upstream = upstreamCause(error);
+    // The client went away while the upstream was still answering: nobody's failure to report.
+    const clientGone = upstream?.kind === "aborted";
     const vendorFailure =
+      !clientGone &&
       (upstream !== undefined || VENDOR_CODES.has(rendered.code)) &&
       (rendered.status >= 500 || rendered.status === 429);
     if (vendorFailure)
@@ -164,6 +176,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
         },
         "upstream failed",
       );
+    else if (clientGone)
+      request.log.info({ requestId: request.id, code: rendered.code }, "client closed the request");
     else if (rendered.status >= 500)
       request.log.error({ err: error, requestId: request.id }, "request failed");
     else

@@ -4,7 +4,8 @@
  * touching a request in flight, what a running process can take: the catalog (files and
  * `catalog.*`), `model_aliases`, `limits.*` and `log_level`. Every other setting that changed is
  * logged as needing a restart and left as it was. A configuration or catalog that does not load
- * changes nothing and is logged as the reason.
+ * changes nothing and is logged as the reason. A reload asked for by a signal or a watched file
+ * is recorded in the audit trail (`config.reload`) with the settings before and after.
  */
 
 import type { Logger } from "pino";
@@ -12,6 +13,7 @@ import type { Catalog, CatalogData } from "../catalog/index.ts";
 import type { Config } from "../config/index.ts";
 import { quotaDefaults } from "../core/quota-defaults.ts";
 import type { Services } from "../core/services.ts";
+import type { AuditOrigin } from "../store/index.ts";
 
 export interface ReloadTarget {
   services: Services;
@@ -95,10 +97,46 @@ function describeAliases(before: Config, after: Config): string[] {
   return line ? [line] : [];
 }
 
-export function createReloader(target: ReloadTarget): { reload(): ReloadOutcome | undefined } {
+/** The reloadable settings that changed, by dotted name, as they are in `config`. */
+function settingsSnapshot(config: Config, names: string[]): Record<string, unknown> {
+  return Object.fromEntries(
+    names.map((name) => {
+      const [section, key] = name.split(".") as [keyof Config, string | undefined];
+      const value =
+        key === undefined ? config[section] : (config[section] as Record<string, unknown>)[key];
+      return [name, value ?? null];
+    }),
+  );
+}
+
+/** Records a reload in the audit trail; a failure to write it is logged, never thrown. */
+function auditReload(
+  services: Services,
+  origin: AuditOrigin,
+  event: { before: Record<string, unknown>; after: Record<string, unknown> },
+): void {
+  services.store
+    .recordAudit({
+      ...origin,
+      action: "config.reload",
+      target: { type: "config", id: null },
+      ...event,
+    })
+    .catch((error: unknown) =>
+      services.logger.warn(
+        { reason: error instanceof Error ? error.message : String(error) },
+        "configuration reload: the audit event could not be written",
+      ),
+    );
+}
+
+export function createReloader(target: ReloadTarget): {
+  /** `origin`: who asked (a signal, a watched file); without it nothing is audited. */
+  reload(origin?: AuditOrigin): ReloadOutcome | undefined;
+} {
   let catalogData = target.catalogData;
   return {
-    reload() {
+    reload(origin) {
       const { services } = target;
       const logger = services.logger;
       const current = services.config;
@@ -141,6 +179,20 @@ export function createReloader(target: ReloadTarget): { reload(): ReloadOutcome 
           }),
       ];
 
+      if (origin) {
+        // Catalog entries are named, not copied: a vendor's settings may hold a credential.
+        const settings = changed.filter(
+          (name) => RELOADABLE.has(name.split(".")[0] ?? "") && !name.startsWith("catalog"),
+        );
+        auditReload(services, origin, {
+          before: settingsSnapshot(current, settings),
+          after: {
+            ...settingsSnapshot(next, settings),
+            changes: applied,
+            needs_restart: needsRestart,
+          },
+        });
+      }
       services.catalog = nextCatalog;
       catalogData = nextData;
       current.catalog = next.catalog;

@@ -8,4 +8,9 @@ export {
   type HttpClient,
   type UpstreamTimeouts,
 } from "./kit/http-client.ts";
+export {
+  bindUpstreamContext,
+  shareUpstreamContext,
+  type UpstreamContext,
+} from "./kit/upstream-context.ts";
 export { createProviderRegistry, type ProviderRegistry } from "./registry.ts";

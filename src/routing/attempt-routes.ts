@@ -17,6 +17,21 @@ export interface AttemptLog {
   /** True when the route was passed over for want of an adapter (`provider_not_configured`). */
   unserved?: boolean;
   durationMs: number;
+  /** 0 for the first route tried, 1 for the first fallback, … (set by `attemptRoutes`). */
+  index?: number;
+}
+
+/** What `logAttempts` tells a request's trace (an attempt span each; see telemetry/tracing). */
+export interface AttemptTracing {
+  /** Before the call: the attempt's span starts, and is the trace parent of its upstream calls. */
+  attemptStarted(route: ResolvedRoute, index: number, startTime?: number): void;
+  attemptEnded(attempt: AttemptLog, outcome: AttemptOutcome): void;
+}
+
+/** The `onAttempt` callback of `attemptRoutes`, told also before each attempt when it asks. */
+export interface AttemptObserver {
+  (attempt: AttemptLog): void;
+  starting?(route: ResolvedRoute, index: number): void;
 }
 
 /** How an attempt ended, for the metrics (`switchyard_upstream_attempts_total{outcome}`). */
@@ -73,6 +88,8 @@ export interface AttemptContext {
   services: { logger: AttemptLogger; metrics?: AttemptMetrics | undefined };
   /** Told of each route whose upstream was called (it succeeded or failed upstream). */
   routeCalled?(route: ResolvedRoute): void;
+  /** The request's trace, when the gateway traces. */
+  tracing?: AttemptTracing | undefined;
 }
 
 /** What `logAttempts` needs of a logger (pino's signature). */
@@ -85,12 +102,28 @@ export interface AttemptLogger {
  * `routeCalled` for each route whose upstream was called, and each attempt (and each move to a
  * next route) told to the metrics.
  */
-export function logAttempts(context: AttemptContext) {
+export function logAttempts(context: AttemptContext): AttemptObserver {
   const metrics = context.services.metrics;
   const model = context.model?.id ?? "unknown";
+  const tracing = context.tracing;
   let failedVendor: string | undefined;
-  return (attempt: AttemptLog): void => {
+  let started = false;
+  let attempts = 0;
+  const observer: AttemptObserver = (attempt: AttemptLog): void => {
     if (attempt.ok || attempt.error) context.routeCalled?.(attempt.route);
+    if (tracing) {
+      // An attempt reported without `starting` (a caller running its own call) gets its span now,
+      // dated back to when it began.
+      if (!started)
+        tracing.attemptStarted(
+          attempt.route,
+          attempt.index ?? attempts,
+          Date.now() - attempt.durationMs,
+        );
+      started = false;
+      attempts++;
+      tracing.attemptEnded(attempt, attemptOutcome(attempt));
+    }
     if (metrics) {
       const vendor = attempt.route.vendor;
       if (failedVendor !== undefined)
@@ -113,6 +146,12 @@ export function logAttempts(context: AttemptContext) {
       "upstream attempt",
     );
   };
+  if (tracing)
+    observer.starting = (route, index) => {
+      started = true;
+      tracing.attemptStarted(route, index);
+    };
+  return observer;
 }
 
 /** Routes in the order they are tried: as listed for `fallback`, weighted-random for `weighted`. */
@@ -139,16 +178,17 @@ export function orderRoutes(
 export async function attemptRoutes<T>(
   model: CatalogModel,
   call: (route: ResolvedRoute) => Promise<T>,
-  onAttempt?: (attempt: AttemptLog) => void,
+  onAttempt?: AttemptObserver,
 ): Promise<T> {
   const routes = orderRoutes(model);
   if (routes.length === 0) throw new GatewayError("provider_not_configured", { model: model.id });
   let lastError: unknown;
-  for (const route of routes) {
+  for (const [index, route] of routes.entries()) {
+    onAttempt?.starting?.(route, index);
     const started = performance.now();
     try {
       const result = await call(route);
-      onAttempt?.({ route, ok: true, durationMs: performance.now() - started });
+      onAttempt?.({ route, ok: true, durationMs: performance.now() - started, index });
       return result;
     } catch (error) {
       const upstream = UpstreamError.isInstance(error) ? error : undefined;
@@ -161,6 +201,7 @@ export async function attemptRoutes<T>(
         error: upstream,
         ...(unserved ? { unserved } : {}),
         durationMs: performance.now() - started,
+        index,
       });
       if (!upstream?.retryable && !unserved) throw error;
       lastError = error;

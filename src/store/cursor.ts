@@ -26,10 +26,13 @@ export function decodeCursor(
   parameter = "cursor",
 ): CursorPart[] {
   const invalid = () =>
-    new GatewayError("invalid_request", {
-      detail: `\`${parameter}\` is not a cursor this list gave out; pass the \`next_cursor\` of the previous page.`,
-      param: parameter,
-    });
+    new GatewayError(
+      "invalid_request",
+      {
+        detail: `\`${parameter}\` is not a cursor this list gave out; pass the \`next_cursor\` of the previous page.`,
+      },
+      { param: parameter },
+    );
   if (cursor.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
   let parts: unknown;
   try {

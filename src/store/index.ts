@@ -5,6 +5,7 @@
 import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
+import { sqlAuditStore } from "./sql-audit.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
 import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
@@ -12,6 +13,7 @@ import { sqlResponseStore } from "./sql-responses.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
 import type { Store } from "./types.ts";
 
+export type * from "./audit-types.ts";
 export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
 export { isConnectionFailure } from "./connection-failure.ts";
 export { newId, randomBase62, sortableBase62 } from "./ids.ts";
@@ -38,7 +40,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     handle.transactions.inProcess && (options.holds ?? "memory") === "memory"
       ? new HoldBook()
       : undefined;
-  const accounts = sqlAccountStore(handle.db);
+  const accounts = sqlAccountStore(handle.db, handle.transactions);
   return {
     ...accounts,
     ...(holds && {
@@ -59,6 +61,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
+    ...sqlAuditStore(handle.db, handle.transactions),
     ...sqlCreditCodeStore(handle.db, handle.transactions),
     close: () => handle.close(),
   };

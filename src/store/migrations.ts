@@ -279,6 +279,48 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0009_audit_events": {
+      // The audit trail (src/store/sql-audit.ts, docs/audit.md). No foreign keys: an event
+      // outlives what it names.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable("audit_events")
+          .addColumn("seq", serial, (c) =>
+            dialect === "postgres" ? c.primaryKey() : c.primaryKey().autoIncrement(),
+          )
+          .addColumn("id", "text", (c) => c.notNull().unique())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("action", "text", (c) => c.notNull())
+          .addColumn("actor_type", "text", (c) => c.notNull())
+          .addColumn("actor_account_id", "text")
+          .addColumn("actor_key_id", "text")
+          .addColumn("actor_role", "text")
+          .addColumn("actor_ip", "text")
+          .addColumn("target_type", "text", (c) => c.notNull())
+          .addColumn("target_id", "text")
+          .addColumn("before", "text")
+          .addColumn("after", "text")
+          .addColumn("reason", "text")
+          .addColumn("request_id", "text")
+          .execute();
+        await db.schema.createIndex("audit_time").on("audit_events").column("created_at").execute();
+        await db.schema
+          .createIndex("audit_actor")
+          .on("audit_events")
+          .columns(["actor_account_id", "seq"])
+          .execute();
+        await db.schema
+          .createIndex("audit_target")
+          .on("audit_events")
+          .columns(["target_id", "seq"])
+          .execute();
+        await db.schema
+          .createIndex("audit_action")
+          .on("audit_events")
+          .columns(["action", "seq"])
+          .execute();
+      },
+    },
     "0012_credit_codes": {
       // Prepaid credit codes (src/endpoints/credit-codes): an operator makes them, an account
       // redeems one once. Only the code's SHA-256 hash is kept, with a short prefix to show.

@@ -175,6 +175,26 @@ export interface ResponsesTable {
   created_at: number;
 }
 
+/** The audit trail (migration 0009): one row per administrative action, kept until pruned. */
+export interface AuditEventsTable {
+  seq: Generated<number>;
+  id: string;
+  created_at: number;
+  action: string;
+  actor_type: string;
+  actor_account_id: string | null;
+  actor_key_id: string | null;
+  actor_role: string | null;
+  actor_ip: string | null;
+  target_type: string;
+  target_id: string | null;
+  /** JSON snapshots of the changed fields; never a secret. */
+  before: string | null;
+  after: string | null;
+  reason: string | null;
+  request_id: string | null;
+}
+
 /** A prepaid credit code (migration 0012); the code itself is never stored, only its hash. */
 export interface CreditCodesTable {
   id: string;
@@ -204,5 +224,6 @@ export interface Database {
   video_tasks: VideoTasksTable;
   webhook_secrets: WebhookSecretsTable;
   responses: ResponsesTable;
+  audit_events: AuditEventsTable;
   credit_codes: CreditCodesTable;
 }

@@ -1,10 +1,14 @@
 /**
  * @module store/sql-accounts
- * Accounts, API keys and login sessions over Kysely.
+ * Accounts, API keys and login sessions over Kysely. A change given an `AuditOrigin` writes its
+ * audit event in the same transaction.
  */
 import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
+import type { AuditOrigin } from "./audit-types.ts";
 import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
+import { auditInsert } from "./sql-audit.ts";
+import type { TransactionRunner } from "./transactions.ts";
 import type { Account, AccountStore, ApiKeyRecord, KeyStore, SessionStore } from "./types.ts";
 
 function toAccount(row: Selectable<AccountsTable>): Account {
@@ -86,9 +90,57 @@ function withEmailFilter<Q extends SelectQueryBuilder<Database, "accounts", obje
 /** How deep the subtree and ancestor walks go at most (keys nest far less deep). */
 const MAX_WALK_DEPTH = 64;
 
-export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore & SessionStore {
+/** What an audit snapshot shows of a key: its settings, never its hash. */
+function keySnapshot(key: ApiKeyRecord) {
+  return {
+    account_id: key.accountId,
+    name: key.name,
+    prefix: key.prefix,
+    models: key.models,
+    model_aliases: key.modelAliases,
+    rpm: key.rpm,
+    tpm: key.tpm,
+    concurrency: key.concurrency,
+    expires_at: key.expiresAt,
+    parent_key_id: key.parentKeyId,
+  };
+}
+
+/** The key `id` and every key minted below it, at any depth, nearest first. */
+function keyTreeQuery(db: Kysely<Database>, id: string) {
+  return db
+    .withRecursive("tree(id, depth)", (qb) =>
+      qb
+        .selectFrom("api_keys")
+        .select(["id", sql<number>`0`.as("depth")])
+        .where("id", "=", id)
+        .unionAll((below) =>
+          below
+            .selectFrom("api_keys")
+            .innerJoin("tree", "tree.id", "api_keys.parent_key_id")
+            .select(["api_keys.id", sql<number>`tree.depth + 1`.as("depth")])
+            .where("tree.depth", "<", MAX_WALK_DEPTH),
+        ),
+    )
+    .selectFrom("api_keys")
+    .innerJoin("tree", "tree.id", "api_keys.id")
+    .selectAll("api_keys")
+    .orderBy("tree.depth")
+    .orderBy("api_keys.created_at");
+}
+
+/** A damaged parent chain could list a key twice; keep the first. */
+function distinctKeys(rows: Selectable<ApiKeysTable>[]): ApiKeyRecord[] {
+  const seen = new Set<string>();
+  return rows.filter((row) => !seen.has(row.id) && seen.add(row.id)).map(toKey);
+}
+
+export function sqlAccountStore(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+): AccountStore & KeyStore & SessionStore {
   const store: AccountStore & KeyStore & SessionStore = {
-    async createAccount({ email, passwordHash, role }) {
+    async createAccount({ email, passwordHash, role }, audit?: AuditOrigin) {
       const row = {
         id: newId("acct"),
         email: email.toLowerCase(),
@@ -97,7 +149,24 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         balance_micros: 0,
         created_at: Date.now(),
       };
-      await db.insertInto("accounts").values(row).execute();
+      const insert = db.insertInto("accounts").values(row);
+      if (!audit) await insert.execute();
+      else {
+        await transactions.run(function* () {
+          yield insert.compile();
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              action: audit.actor.type === "anonymous" ? "account.register" : "account.create",
+              target: { type: "account", id: row.id },
+              before: null,
+              after: { email: row.email, role, has_password: passwordHash !== null },
+            },
+            row.created_at,
+          );
+        });
+      }
       return toAccount({ ...row, held_micros: 0 });
     },
     async findAccountById(id) {
@@ -133,7 +202,7 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
       return Number(row.count);
     },
 
-    async createKey(input) {
+    async createKey(input, audit?: AuditOrigin) {
       const row = {
         id: newId("key"),
         account_id: input.accountId,
@@ -150,8 +219,26 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         created_at: Date.now(),
         parent_key_id: input.parentKeyId ?? null,
       };
-      await db.insertInto("api_keys").values(row).execute();
-      return toKey(row);
+      const insert = db.insertInto("api_keys").values(row);
+      const key = toKey(row);
+      if (!audit) await insert.execute();
+      else {
+        await transactions.run(function* () {
+          yield insert.compile();
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              action: "key.create",
+              target: { type: "api_key", id: row.id },
+              before: null,
+              after: keySnapshot(key),
+            },
+            row.created_at,
+          );
+        });
+      }
+      return key;
     },
     async findKeyByHash(keyHash) {
       const row = await db
@@ -179,29 +266,7 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
       return rows.map(toKey);
     },
     async listKeyTree(id) {
-      const rows = await db
-        .withRecursive("tree(id, depth)", (qb) =>
-          qb
-            .selectFrom("api_keys")
-            .select(["id", sql<number>`0`.as("depth")])
-            .where("id", "=", id)
-            .unionAll((below) =>
-              below
-                .selectFrom("api_keys")
-                .innerJoin("tree", "tree.id", "api_keys.parent_key_id")
-                .select(["api_keys.id", sql<number>`tree.depth + 1`.as("depth")])
-                .where("tree.depth", "<", MAX_WALK_DEPTH),
-            ),
-        )
-        .selectFrom("api_keys")
-        .innerJoin("tree", "tree.id", "api_keys.id")
-        .selectAll("api_keys")
-        .orderBy("tree.depth")
-        .orderBy("api_keys.created_at")
-        .execute();
-      // A damaged parent chain could list a key twice; keep the first.
-      const seen = new Set<string>();
-      return rows.filter((row) => !seen.has(row.id) && seen.add(row.id)).map(toKey);
+      return distinctKeys(await keyTreeQuery(db, id).execute());
     },
     async listKeyAncestors(id) {
       const rows = await db
@@ -227,35 +292,60 @@ export function sqlAccountStore(db: Kysely<Database>): AccountStore & KeyStore &
         .execute();
       return rows.map(toKey);
     },
-    async revokeKey(id, at) {
-      const tree = await store.listKeyTree(id);
-      const open = tree.filter((key) => key.revokedAt === null).map((key) => key.id);
-      if (open.length > 0) {
-        await db
-          .updateTable("api_keys")
-          .set({ revoked_at: at })
-          .where("id", "in", open)
-          .where("revoked_at", "is", null)
-          .execute();
-      }
-      const row = await db
-        .selectFrom("api_keys")
-        .selectAll()
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return row && toKey(row);
+    async revokeKey(id, at, audit?: AuditOrigin) {
+      return transactions.run(function* () {
+        const tree = distinctKeys(
+          (yield keyTreeQuery(db, id).compile()) as Array<Selectable<ApiKeysTable>>,
+        );
+        const key = tree[0];
+        if (!key) return undefined;
+        const open = tree.filter((each) => each.revokedAt === null).map((each) => each.id);
+        if (open.length > 0) {
+          yield db
+            .updateTable("api_keys")
+            .set({ revoked_at: at })
+            .where("id", "in", open)
+            .where("revoked_at", "is", null)
+            .compile();
+        }
+        if (audit) {
+          yield auditInsert(db, {
+            ...audit,
+            action: "key.revoke",
+            target: { type: "api_key", id },
+            before: { revoked_at: key.revokedAt },
+            after: { revoked_at: key.revokedAt ?? at, revoked_key_ids: open },
+          });
+        }
+        return { ...key, revokedAt: key.revokedAt ?? at };
+      });
     },
 
-    async createSession({ tokenHash, accountId, expiresAt }) {
-      await db
-        .insertInto("sessions")
-        .values({
-          token_hash: tokenHash,
-          account_id: accountId,
-          expires_at: expiresAt,
-          created_at: Date.now(),
-        })
-        .execute();
+    async createSession({ tokenHash, accountId, expiresAt }, audit?: AuditOrigin) {
+      const at = Date.now();
+      const insert = db.insertInto("sessions").values({
+        token_hash: tokenHash,
+        account_id: accountId,
+        expires_at: expiresAt,
+        created_at: at,
+      });
+      if (!audit) await insert.execute();
+      else {
+        await transactions.run(function* () {
+          yield insert.compile();
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              action: "account.login",
+              target: { type: "account", id: accountId },
+              before: null,
+              after: { session_expires_at: expiresAt },
+            },
+            at,
+          );
+        });
+      }
     },
     async deleteSession(tokenHash) {
       await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();

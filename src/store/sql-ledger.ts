@@ -1,13 +1,15 @@
 /**
  * @module store/sql-ledger
  * The append-only ledger. Every movement of money is one entry, written in the same transaction
- * as the account's cached balance, so the balance always equals the sum of the ledger.
+ * as the account's cached balance, so the balance always equals the sum of the ledger. A credit
+ * or debit made by someone carries its audit event in that same transaction.
  */
 import { type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import { BalanceOutOfRange } from "./ledger-errors.ts";
 import { verifyLedger } from "./ledger-verify.ts";
 import type { Database, LedgerEntriesTable } from "./schema.ts";
+import { auditInsert } from "./sql-audit.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { LedgerEntry, LedgerStore } from "./types.ts";
 
@@ -37,7 +39,7 @@ export function sqlLedgerStore(
   heldElsewhere?: (accountId: string) => number,
 ): LedgerStore {
   return {
-    async adjustBalance({ accountId, amountMicros, reason, requestId, maxBalanceMicros }) {
+    async adjustBalance({ accountId, amountMicros, reason, requestId, maxBalanceMicros, audit }) {
       if (!Number.isSafeInteger(amountMicros))
         throw new Error("amountMicros must be a safe integer");
       const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
@@ -86,7 +88,26 @@ export function sqlLedgerStore(
           })
           .returningAll()
           .compile()) as Array<Selectable<LedgerEntriesTable>>;
-        return { entry: toLedgerEntry(entry!), balanceMicros: Number(updated.balance_micros) };
+        const balanceMicros = Number(updated.balance_micros);
+        if (audit) {
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              reason: audit.reason ?? reason,
+              action: amountMicros >= 0 ? "account.credit" : "account.debit",
+              target: { type: "account", id: accountId },
+              before: { balance_micros: balanceMicros - amountMicros },
+              after: {
+                balance_micros: balanceMicros,
+                amount_micros: amountMicros,
+                ledger_entry_id: entry!.id,
+              },
+            },
+            Number(entry!.created_at),
+          );
+        }
+        return { entry: toLedgerEntry(entry!), balanceMicros };
       });
     },
     async listEntries(accountId, { limit }) {

@@ -11,6 +11,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
+import { auditInsert } from "./sql-audit.ts";
 import { availableFor, entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
 import { fromRow, json, newRow, parse } from "./sql-task-rows.ts";
 import type { TaskStore, VideoTask, VideoTaskState } from "./task-types.ts";
@@ -373,14 +374,32 @@ export function sqlTaskStore(
       return stored.secret;
     },
 
-    async rotateWebhookSecret(accountId, secret) {
-      await db
+    async rotateWebhookSecret(accountId, secret, audit) {
+      const at = Date.now();
+      const upsert = db
         .insertInto("webhook_secrets")
-        .values({ account_id: accountId, secret, created_at: Date.now() })
+        .values({ account_id: accountId, secret, created_at: at })
         .onConflict((conflict) =>
-          conflict.column("account_id").doUpdateSet({ secret, created_at: Date.now() }),
-        )
-        .execute();
+          conflict.column("account_id").doUpdateSet({ secret, created_at: at }),
+        );
+      if (!audit) await upsert.execute();
+      else {
+        await transactions.run(function* () {
+          yield upsert.compile();
+          // The secret itself is never in the trail: only that it changed, and when.
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              action: "webhook_secret.rotate",
+              target: { type: "webhook_secret", id: accountId },
+              before: null,
+              after: { rotated_at: at },
+            },
+            at,
+          );
+        });
+      }
       return secret;
     },
   };

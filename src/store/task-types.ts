@@ -3,6 +3,7 @@
  * The repository interface of asynchronous video tasks (src/tasks) and their webhooks:
  * creation with a durable hold, leases for polling and delivery, exactly-once finalization.
  */
+import type { AuditOrigin } from "./audit-types.ts";
 import type { UsageRecord } from "./types.ts";
 
 /** Normalized states of a video task (the vendor's own record is kept beside them). */
@@ -183,5 +184,6 @@ export interface TaskStore {
   ): Promise<void>;
   /** The account's webhook signing secret, created with `create()` on first use. */
   webhookSecret(accountId: string, create: () => string): Promise<string>;
-  rotateWebhookSecret(accountId: string, secret: string): Promise<string>;
+  /** With `audit`, a `webhook_secret.rotate` event (never the secret) in the same transaction. */
+  rotateWebhookSecret(accountId: string, secret: string, audit?: AuditOrigin): Promise<string>;
 }

@@ -3,6 +3,7 @@
  * Repository interfaces the rest of the gateway depends on. `sql-store.ts` implements them over
  * Kysely for SQLite and PostgreSQL. Video tasks have theirs in `task-types.ts`.
  */
+import type { AuditOrigin, AuditStore } from "./audit-types.ts";
 import type { TaskStore } from "./task-types.ts";
 
 export type AccountRole = "user" | "admin";
@@ -79,11 +80,14 @@ export interface LedgerPageEntry extends LedgerEntry {
 }
 
 export interface AccountStore {
-  createAccount(input: {
-    email: string;
-    passwordHash: string | null;
-    role: AccountRole;
-  }): Promise<Account>;
+  createAccount(
+    input: {
+      email: string;
+      passwordHash: string | null;
+      role: AccountRole;
+    },
+    audit?: AuditOrigin,
+  ): Promise<Account>;
   findAccountById(id: string): Promise<Account | undefined>;
   findAccountByEmail(
     email: string,
@@ -98,7 +102,8 @@ export interface AccountStore {
 }
 
 export interface KeyStore {
-  createKey(input: NewApiKey): Promise<ApiKeyRecord>;
+  /** With `audit`, the `key.create` event is written in the same transaction as the key. */
+  createKey(input: NewApiKey, audit?: AuditOrigin): Promise<ApiKeyRecord>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
@@ -107,11 +112,14 @@ export interface KeyStore {
   /** The keys above `id`, nearest first (empty for a key no key minted). */
   listKeyAncestors(id: string): Promise<ApiKeyRecord[]>;
   /** Revokes the key and every key below it (those not yet revoked); returns the key. */
-  revokeKey(id: string, at: number): Promise<ApiKeyRecord | undefined>;
+  revokeKey(id: string, at: number, audit?: AuditOrigin): Promise<ApiKeyRecord | undefined>;
 }
 
 export interface SessionStore {
-  createSession(input: { tokenHash: string; accountId: string; expiresAt: number }): Promise<void>;
+  createSession(
+    input: { tokenHash: string; accountId: string; expiresAt: number },
+    audit?: AuditOrigin,
+  ): Promise<void>;
   findSession(tokenHash: string): Promise<{ accountId: string; expiresAt: number } | undefined>;
   /** Ends a session at once (logout); nothing happens for an unknown hash. */
   deleteSession(tokenHash: string): Promise<void>;
@@ -130,6 +138,8 @@ export interface LedgerStore {
     requestId?: string;
     /** Highest balance allowed after the entry (`Number.MAX_SAFE_INTEGER` when absent). */
     maxBalanceMicros?: number;
+    /** Who made it: an `account.credit` / `account.debit` event in the entry's transaction. */
+    audit?: AuditOrigin;
   }): Promise<{ entry: LedgerEntry; balanceMicros: number }>;
   listEntries(accountId: string, options: { limit: number }): Promise<LedgerEntry[]>;
   /**
@@ -178,6 +188,7 @@ export interface Store
     BillingStore,
     TaskStore,
     ResponseStore,
+    AuditStore,
     CreditCodeStore {
   close(): Promise<void>;
 }

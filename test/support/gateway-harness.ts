@@ -9,6 +9,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { loadConfig } from "../../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../../src/main.ts";
 import { freshDatabase } from "./cluster.ts";
@@ -30,6 +31,8 @@ export async function startTestGateway(
     env?: Record<string, string | undefined>;
     /** Receives the start-up banner's lines (dropped by default). */
     print?: (line: string) => void;
+    /** Turns tracing on, with spans exported here (an `InMemorySpanExporter`). */
+    spanExporter?: SpanExporter;
   } = {},
 ): Promise<TestGateway> {
   const cwd = mkdtempSync(join(tmpdir(), "switchyard-test-"));
@@ -52,7 +55,12 @@ export async function startTestGateway(
   });
   let gateway: RunningGateway;
   try {
-    gateway = await startGateway({ env, config, print: options.print ?? (() => {}) });
+    gateway = await startGateway({
+      env,
+      config,
+      print: options.print ?? (() => {}),
+      ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}),
+    });
   } catch (error) {
     await database?.drop();
     throw error;

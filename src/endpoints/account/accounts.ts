@@ -7,7 +7,7 @@ import { FormatRegistry, Type } from "@sinclair/typebox";
 import { hashPassword } from "../../auth/index.ts";
 import { adjustBalance } from "../../billing/index.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { Account, AccountRole, Store } from "../../store/index.ts";
+import type { Account, AccountRole, AuditOrigin, Store } from "../../store/index.ts";
 
 /** The longest email accepted (the SMTP path limit). */
 export const EMAIL_MAX_LENGTH = 254;
@@ -70,6 +70,8 @@ export async function createAccount(
     reason?: string;
     /** `billing.max_balance_micros`; an opening balance above it is refused before anything is made. */
     maxBalanceMicros?: number;
+    /** Who creates it: the account and its opening credit each get their audit event. */
+    audit?: AuditOrigin;
   },
 ): Promise<Account> {
   const maxBalanceMicros = input.maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
@@ -84,11 +86,14 @@ export async function createAccount(
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   let account: Account;
   try {
-    account = await store.createAccount({
-      email: input.email,
-      passwordHash,
-      role: input.role ?? "user",
-    });
+    account = await store.createAccount(
+      {
+        email: input.email,
+        passwordHash,
+        role: input.role ?? "user",
+      },
+      input.audit,
+    );
   } catch (error) {
     // Two registrations of one email at once: the unique index lets only the first through.
     if (await store.findAccountByEmail(input.email)) throw new GatewayError("account_exists");
@@ -100,6 +105,11 @@ export async function createAccount(
       amountMicros: input.balanceMicros,
       reason: input.reason ?? "initial credit",
       maxBalanceMicros,
+      audit: input.audit && {
+        ...input.audit,
+        // The new account receives its own opening credit, whoever asked for it.
+        reason: input.reason ?? "initial credit",
+      },
     });
     return { ...account, balanceMicros };
   }

@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { generateApiKey, hashSecret, visiblePrefix } from "../../auth/index.ts";
 import type { Catalog } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { ApiKeyRecord, Store } from "../../store/index.ts";
+import type { ApiKeyRecord, AuditOrigin, Store } from "../../store/index.ts";
 
 /** Upper bounds of a key's numeric options (each fits a 32-bit integer column). */
 export const MAX_KEY_RPM = 1_000_000_000;
@@ -213,19 +213,24 @@ export async function issueKey(
   accountId: string,
   input: KeyInput,
   secret: string = generateApiKey(),
+  audit?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const record = await store.createKey({
-    accountId,
-    name: input.name ?? "default",
-    keyHash: hashSecret(secret),
-    prefix: visiblePrefix(secret),
-    models: input.models ?? [],
-    modelAliases: input.model_aliases ?? {},
-    rpm: input.rpm ?? null,
-    tpm: input.tpm ?? null,
-    concurrency: input.concurrency ?? null,
-    expiresAt: input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
-    parentKeyId: input.parentKeyId ?? null,
-  });
+  const record = await store.createKey(
+    {
+      accountId,
+      name: input.name ?? "default",
+      keyHash: hashSecret(secret),
+      prefix: visiblePrefix(secret),
+      models: input.models ?? [],
+      modelAliases: input.model_aliases ?? {},
+      rpm: input.rpm ?? null,
+      tpm: input.tpm ?? null,
+      concurrency: input.concurrency ?? null,
+      expiresAt:
+        input.expiresAtMs !== undefined ? input.expiresAtMs : parseExpiry(input.expires_at),
+      parentKeyId: input.parentKeyId ?? null,
+    },
+    audit,
+  );
   return { key: secret, record };
 }

@@ -7,7 +7,7 @@
  */
 import type { Authenticator, Caller } from "../../auth/index.ts";
 import { GatewayError } from "../../errors/index.ts";
-import type { ApiKeyRecord, KeyStore } from "../../store/index.ts";
+import type { ApiKeyRecord, AuditOrigin, KeyStore } from "../../store/index.ts";
 
 /** The key whose subtree bounds the caller, or undefined for full account powers. */
 function subtreeRoot(caller: Caller): ApiKeyRecord | undefined {
@@ -48,8 +48,9 @@ export async function revokeKeyTree(
   authenticator: Pick<Authenticator, "invalidate">,
   key: ApiKeyRecord,
   at: number,
+  audit?: AuditOrigin,
 ): Promise<ApiKeyRecord> {
-  const revoked = await store.revokeKey(key.id, at);
+  const revoked = await store.revokeKey(key.id, at, audit);
   for (const below of await store.listKeyTree(key.id)) authenticator.invalidate(below.keyHash);
   authenticator.invalidate(key.keyHash);
   return revoked ?? key;

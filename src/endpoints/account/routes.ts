@@ -15,6 +15,7 @@ import {
 } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { anonymousOrigin, auditOrigin, passwordOrigin } from "../../http/audit-origin.ts";
 import { registerRoute } from "../../http/route.ts";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.ts";
 import { randomBase62 } from "../../store/index.ts";
@@ -77,8 +78,15 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         balanceMicros: services.config.registration.signup_credit_micros,
         reason: "signup credit",
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: anonymousOrigin(request),
       });
-      const { key, record } = await issueKey(services.store, account.id, { name: "default" });
+      const { key, record } = await issueKey(
+        services.store,
+        account.id,
+        { name: "default" },
+        undefined,
+        anonymousOrigin(request),
+      );
       return { account: describeAccount(account), key, api_key: describeKey(record) };
     },
   });
@@ -103,11 +111,10 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       const token = `${SESSION_PREFIX}${randomBase62(40)}`;
       const ttl = services.config.auth.session_ttl_seconds;
       const expiresAt = services.now() + ttl * 1000;
-      await services.store.createSession({
-        tokenHash: hashSecret(token),
-        accountId: account.id,
-        expiresAt,
-      });
+      await services.store.createSession(
+        { tokenHash: hashSecret(token), accountId: account.id, expiresAt },
+        passwordOrigin(request, account),
+      );
       if (body.session === "cookie") {
         setSessionCookie(request, reply, token, ttl);
         return {
@@ -173,7 +180,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
     auth: "account",
     body: KeyOptions,
     successStatus: 201,
-    async handler({ caller, body }) {
+    async handler({ caller, body, request }) {
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
       const input = limitToCallerKey({ ...body, models, model_aliases }, caller.key);
@@ -182,6 +189,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         caller.accountId,
         input,
         generateApiKey(),
+        auditOrigin(request, caller),
       );
       return { ...describeKey(record), key };
     },
@@ -194,10 +202,16 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       "Revoke a key and every key minted below it; they stop working at once. A key may revoke itself and the keys below it.",
     tags: ["account"],
     auth: "account",
-    async handler({ caller, params }) {
+    async handler({ caller, params, request }) {
       const existing = await findManagedKey(services.store, caller, params.id ?? "");
       return describeKey(
-        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+        await revokeKeyTree(
+          services.store,
+          services.authenticator,
+          existing,
+          services.now(),
+          auditOrigin(request, caller),
+        ),
       );
     },
   });

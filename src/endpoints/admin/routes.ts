@@ -1,13 +1,15 @@
 /**
  * @module endpoints/admin/routes
  * Operator API, guarded by an admin account's key: accounts, keys for any account, credits and
- * debits (through the ledger), and revocation.
+ * debits (through the ledger), and revocation. Every change is recorded in the audit trail
+ * (`GET /v1/admin/audit`, audit-route.ts) in the transaction that makes it.
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { adjustBalance } from "../../billing/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerRoute } from "../../http/route.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../account/accounts.ts";
 import {
@@ -18,6 +20,7 @@ import {
   resolveKeyModels,
 } from "../account/issue-key.ts";
 import { revokeKeyTree } from "../account/key-tree.ts";
+import { registerAuditRoute } from "./audit-route.ts";
 
 /** Amounts stay exact JavaScript integers (about 9 billion USD). */
 const MAX_MICROS = Number.MAX_SAFE_INTEGER;
@@ -65,7 +68,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: NewAccountBody,
     successStatus: 201,
-    async handler({ body }) {
+    async handler({ body, caller, request }) {
       const account = await createAccount(services.store, {
         email: body.email,
         password: body.password,
@@ -73,6 +76,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         balanceMicros: body.balance_micros,
         reason: "opening balance (admin)",
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: auditOrigin(request, caller),
       });
       return describeAccount(account);
     },
@@ -98,15 +102,17 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     auth: "admin",
     body: KeyOptions,
     successStatus: 201,
-    async handler({ params, body }) {
+    async handler({ params, body, caller, request }) {
       const account = await requireAccount(services, params.id);
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
-      const { key, record } = await issueKey(services.store, account.id, {
-        ...body,
-        models,
-        model_aliases,
-      });
+      const { key, record } = await issueKey(
+        services.store,
+        account.id,
+        { ...body, models, model_aliases },
+        undefined,
+        auditOrigin(request, caller),
+      );
       return { ...describeKey(record), key };
     },
   });
@@ -128,7 +134,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
       },
       { additionalProperties: false },
     ),
-    async handler({ params, body, caller }) {
+    async handler({ params, body, caller, request }) {
       const account = await requireAccount(services, params.id);
       if (body.amount_micros === 0) {
         throw new GatewayError(
@@ -142,6 +148,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
         amountMicros: body.amount_micros,
         reason: `${body.reason} (by ${caller.accountId})`,
         maxBalanceMicros: services.config.billing.max_balance_micros,
+        audit: auditOrigin(request, caller, body.reason),
       });
       return {
         object: "ledger_entry",
@@ -162,12 +169,20 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
     summary: "Revoke any key and every key minted below it; they stop working at once.",
     tags: ["admin"],
     auth: "admin",
-    async handler({ params }) {
+    async handler({ params, caller, request }) {
       const existing = await services.store.findKeyById(params.id ?? "");
       if (!existing) throw new GatewayError("key_not_found", { id: params.id });
       return describeKey(
-        await revokeKeyTree(services.store, services.authenticator, existing, services.now()),
+        await revokeKeyTree(
+          services.store,
+          services.authenticator,
+          existing,
+          services.now(),
+          auditOrigin(request, caller),
+        ),
       );
     },
   });
+
+  registerAuditRoute(app, services);
 }

@@ -117,39 +117,10 @@ export async function runChatCompletion(
     },
     logAttempt,
   );
-  const promptCount = (): Promise<number> =>
-    countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
-  if ("chunks" in upstream) {
-    let prompt: Promise<number> | undefined;
-    return passedThroughStream({
-      chunks: upstream.chunks,
-      context,
-      id,
-      created,
-      includeUsage,
-      warnings: dropped,
-      ownCount: async (delivered) => ({
-        input: {
-          total: (await (prompt ??= promptCount())) + options!.messages.length * 4 + 3,
-          cacheRead: 0,
-          cacheWrite: 0,
-        },
-        output: { total: await delivered.tokens(), reasoning: 0 },
-        source: "estimated",
-      }),
-    });
-  }
-  const parts = upstream.parts;
-  const state = {
-    usage: undefined as TokenUsage | undefined,
-    /** The upstream broke mid-stream (not the client going away). */
-    interrupted: false,
-  };
-  const delivered = new DeliveredText();
   let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
-  const ownCount = async (): Promise<TokenUsage> => {
-    promptTokens ??= promptCount();
+  const countDelivered = async (delivered: DeliveredText): Promise<TokenUsage> => {
+    promptTokens ??= countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
     return {
       input: {
         total: (await promptTokens) + options!.messages.length * 4 + 3,
@@ -160,6 +131,25 @@ export async function runChatCompletion(
       source: "estimated",
     };
   };
+  if ("chunks" in upstream) {
+    return passedThroughStream({
+      chunks: upstream.chunks,
+      context,
+      id,
+      created,
+      includeUsage,
+      warnings: dropped,
+      ownCount: countDelivered,
+    });
+  }
+  const parts = upstream.parts;
+  const state = {
+    usage: undefined as TokenUsage | undefined,
+    /** The upstream broke mid-stream (not the client going away). */
+    interrupted: false,
+  };
+  const delivered = new DeliveredText();
+  const ownCount = () => countDelivered(delivered);
   const choiceCount = body.n ?? 1;
   const chunk = (
     delta: Record<string, unknown>,

@@ -5,6 +5,7 @@
  * retryable. Results come back in part order. The first part that fails for good cancels the
  * calls still running and fails the whole batch, with an error naming the part.
  */
+import { shareUpstreamContext } from "../../core/request-context.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import type { BatchPart } from "./split-embedding-batch.ts";
 
@@ -61,6 +62,8 @@ export async function runEmbeddingBatch<T>(
 ): Promise<T[]> {
   const cancel = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, cancel.signal]) : cancel.signal;
+  // The parts' calls carry the request's id and trace context, as its own calls do.
+  if (options.signal) shareUpstreamContext(options.signal, signal);
   const results: T[] = new Array(parts.length);
   let failure: unknown;
   let next = 0;

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { priceUsage } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
+import { detachedSignal } from "../../core/request-context.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { logAttempts, orderRoutes } from "../../routing/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
@@ -136,10 +137,16 @@ export async function submitVideoTask(
   let submission: Awaited<ReturnType<typeof vendor.submit>>;
   context.routeCalled(route);
   const logAttempt = logAttempts(context);
+  logAttempt.starting?.(route, 0);
   const started = performance.now();
   try {
-    // Not tied to the client's connection: once the vendor may have the task, it is followed.
-    submission = await vendor.submit({ upstreamModel: route.upstreamModel, body: plan.vendorBody });
+    // Not tied to the client's connection: once the vendor may have the task, it is followed
+    // (the call still carries the request's ids and trace context).
+    submission = await vendor.submit({
+      upstreamModel: route.upstreamModel,
+      body: plan.vendorBody,
+      abortSignal: detachedSignal(context.signal),
+    });
     logAttempt({ route, ok: true, durationMs: performance.now() - started });
   } catch (error) {
     const upstream = UpstreamError.isInstance(error) ? error : undefined;

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
@@ -152,10 +153,11 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
       "Replaces the webhook signing secret; deliveries from now on are signed with the new one.",
     tags: ["videos"],
     auth: "account",
-    async handler({ caller }) {
+    async handler({ caller, request }) {
       const secret = await services.store.rotateWebhookSecret(
         caller.accountId,
         services.videoTasks.newWebhookSecret(),
+        auditOrigin(request, caller),
       );
       return { object: "webhook_secret", secret };
     },

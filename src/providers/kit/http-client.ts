@@ -1,12 +1,14 @@
 /**
  * @module providers/kit/http-client
  * The one way adapters call upstreams: undici with connect, first-byte and idle timeouts, abort
- * support, response bodies bounded in size (`bounded-body.ts`), and every failure turned into an
- * `UpstreamError`. Adapters use it through `upstream-call.ts`.
+ * support, response bodies bounded in size (`bounded-body.ts`), every failure turned into an
+ * `UpstreamError`, and the request's id and trace context added to every call
+ * (`upstream-context.ts`). Adapters use it through `upstream-call.ts`.
  */
 import { Agent, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
 import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
+import { upstreamHeadersFor } from "./upstream-context.ts";
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -107,10 +109,13 @@ export function createHttpClient(
         message: `No response from the upstream within ${firstByteMs} ms.`,
         cause,
       });
+    // The request's id and trace context (bound to its signal), after the adapter's own headers.
+    const context = upstreamHeadersFor(init.signal);
+    const headers = context ? { ...init.headers, ...context } : init.headers;
     const issue = (signal: AbortSignal | undefined, headersTimeout: number | undefined) =>
       request(url, {
         method,
-        headers: init.headers,
+        headers,
         body: init.body,
         signal,
         headersTimeout,
