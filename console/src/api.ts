@@ -51,8 +51,6 @@ export interface ConsoleInit {
   method?: string;
   json?: unknown;
   query?: Query;
-  /** A 401 here says nothing about the session (a route that may not take it): stay signed in. */
-  keepSession?: boolean;
 }
 
 export async function consoleFetch(path: string, init: ConsoleInit = {}): Promise<Response> {
@@ -66,8 +64,7 @@ export async function consoleFetch(path: string, init: ConsoleInit = {}): Promis
   });
   if (!response.ok) {
     const error = await errorOf(response);
-    if (response.status === 401 && !init.keepSession && !path.startsWith("/v1/account/login"))
-      onUnauthorized();
+    if (response.status === 401 && !path.startsWith("/v1/account/login")) onUnauthorized();
     throw error;
   }
   return response;

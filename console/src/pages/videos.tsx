@@ -3,7 +3,7 @@
  * The account's video tasks with their status, cost and, for finished ones, a player.
  */
 import { useState } from "preact/hooks";
-import { ApiError, api } from "../api.ts";
+import { api } from "../api.ts";
 import type { List } from "../types.ts";
 import { Badge, Empty, Money, Notice, Page, useLoad, When } from "../ui.tsx";
 
@@ -21,18 +21,9 @@ interface VideoTask {
   billing?: { cost_micros?: number; held_micros?: number; state?: string };
 }
 
-/** The contract's `/v1/videos`, or the task list the gateway has long served. */
-async function listVideos(): Promise<List<VideoTask>> {
-  try {
-    return await api<List<VideoTask>>("/v1/videos", { query: { limit: 50 } });
-  } catch (failure) {
-    if (failure instanceof ApiError && (failure.status === 404 || failure.status === 405))
-      return api<List<VideoTask>>("/v1/videos/generations", {
-        query: { limit: 50 },
-        keepSession: true,
-      });
-    throw failure;
-  }
+/** The account's video tasks, newest first (a session may read them). */
+function listVideos(): Promise<List<VideoTask>> {
+  return api<List<VideoTask>>("/v1/videos/generations", { query: { limit: 50 } });
 }
 
 function statusTone(status: string): "ok" | "warn" | "bad" | "info" {
