@@ -22,6 +22,7 @@ import { registerSpeechRoutes } from "./endpoints/speech/route.ts";
 import { registerMetricsRoute } from "./endpoints/system/metrics-route.ts";
 import { type Lifecycle, registerSystemRoutes } from "./endpoints/system/routes.ts";
 import { registerVideoRoutes } from "./endpoints/videos/routes.ts";
+import { registerConsole } from "./http/console.ts";
 import { registerCors } from "./http/cors.ts";
 import { registerHttpMetrics } from "./http/http-metrics.ts";
 import { registerModelEndpoint } from "./http/model-endpoint.ts";
@@ -79,6 +80,9 @@ export function buildApp(
   registerAdminRoutes(app, services);
   registerCreditCodeRoutes(app, services);
   registerRouteHealthRoutes(app, services);
+
+  // The web console (static files over the public APIs)
+  registerConsole(app, { enabled: services.config.console.enabled });
 
   return app;
 }

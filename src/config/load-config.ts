@@ -64,6 +64,7 @@ export const ENV_OVERRIDES: Record<string, [string, string, (raw: string) => unk
   SWITCHYARD_REGISTRATION: ["registration", "enabled", envBoolean],
   SWITCHYARD_METRICS_TOKEN: ["metrics", "token", String],
   SWITCHYARD_METRICS_LISTEN: ["metrics", "listen", String],
+  SWITCHYARD_CONSOLE: ["console", "enabled", envBoolean],
   OTEL_EXPORTER_OTLP_ENDPOINT: ["tracing", "endpoint", String],
   OTEL_SERVICE_NAME: ["tracing", "service_name", String],
   OTEL_TRACES_SAMPLER_ARG: ["tracing", "sample_ratio", envNumber],

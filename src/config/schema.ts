@@ -318,6 +318,13 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    console: Type.Object(
+      {
+        /** Serve the web console at `/console/`, and redirect `/` there. */
+        enabled: Type.Boolean({ default: true }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,213 @@
+/**
+ * @module console/admin/accounts
+ * Operators find accounts by email and credit or debit one, with a reason, through the ledger.
+ */
+import { useState } from "preact/hooks";
+import { api } from "../api.ts";
+import { formatMicros, parseAmount } from "../money.ts";
+import type { Account, List } from "../types.ts";
+import {
+  Badge,
+  Empty,
+  Field,
+  Input,
+  Money,
+  MoreButton,
+  Notice,
+  Page,
+  useAction,
+  useLoad,
+  When,
+} from "../ui.tsx";
+
+export function useAccountSearch(email: string) {
+  const [rows, setRows] = useState<Account[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [hasMore, setHasMore] = useState(false);
+  const more = useAction();
+  const first = useLoad(async () => {
+    const page = await api<List<Account>>("/v1/admin/accounts", { query: { email, limit: 50 } });
+    setRows(page.data);
+    setCursor(page.next_cursor ?? null);
+    setHasMore(Boolean(page.has_more && page.next_cursor));
+    return page;
+  }, [email]);
+  const loadMore = () =>
+    void more.run(async () => {
+      const page = await api<List<Account>>("/v1/admin/accounts", {
+        query: { email, limit: 50, cursor },
+      });
+      setRows((known) => [...known, ...page.data]);
+      setCursor(page.next_cursor ?? null);
+      setHasMore(Boolean(page.has_more && page.next_cursor));
+    });
+  return { rows, hasMore, loadMore, more, first };
+}
+
+function CreditForm(props: { account: Account; onDone: () => void }) {
+  const [direction, setDirection] = useState<"credit" | "debit">("credit");
+  const [amount, setAmount] = useState("");
+  const [reason, setReason] = useState("");
+  const action = useAction();
+  const micros = parseAmount(amount);
+  const valid = micros !== undefined && micros > 0n && reason.trim() !== "";
+  return (
+    <form
+      class="card form"
+      aria-labelledby="credit-title"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (!valid) return;
+        void action.run(async () => {
+          const signed = direction === "credit" ? micros : -micros;
+          const entry = await api<{ balance_micros: number }>(
+            `/v1/admin/accounts/${encodeURIComponent(props.account.id)}/credit`,
+            { json: { amount_micros: Number(signed), reason: reason.trim() } },
+          );
+          setAmount("");
+          setReason("");
+          props.onDone();
+          return `${direction === "credit" ? "Credited" : "Debited"} ${formatMicros(micros)}; balance now ${formatMicros(entry.balance_micros)}.`;
+        });
+      }}
+    >
+      <h2 id="credit-title">Credit or debit {props.account.email}</h2>
+      <fieldset class="radio-row">
+        <legend>Direction</legend>
+        <label>
+          <input
+            type="radio"
+            name="direction"
+            checked={direction === "credit"}
+            onChange={() => setDirection("credit")}
+          />{" "}
+          Credit
+        </label>
+        <label>
+          <input
+            type="radio"
+            name="direction"
+            checked={direction === "debit"}
+            onChange={() => setDirection("debit")}
+          />{" "}
+          Debit
+        </label>
+      </fieldset>
+      <Field id="credit-amount" label="Amount (USD)" hint="Up to six decimals, e.g. 12.50">
+        <Input
+          id="credit-amount"
+          inputMode="decimal"
+          value={amount}
+          onValue={setAmount}
+          aria-invalid={amount !== "" && (micros === undefined || micros <= 0n)}
+          aria-describedby="credit-amount-hint"
+          required
+        />
+      </Field>
+      <Field id="credit-reason" label="Reason" hint="Recorded in the ledger and the audit trail.">
+        <Input
+          id="credit-reason"
+          value={reason}
+          onValue={setReason}
+          maxLength={500}
+          required
+          aria-describedby="credit-reason-hint"
+        />
+      </Field>
+      <button type="submit" disabled={!valid || action.busy}>
+        {action.busy ? "Saving…" : direction === "credit" ? "Credit account" : "Debit account"}
+      </button>
+      <Notice error={action.error} done={action.done} />
+    </form>
+  );
+}
+
+export function AdminAccountsPage() {
+  const [typed, setTyped] = useState("");
+  const [email, setEmail] = useState("");
+  const [selected, setSelected] = useState<Account | undefined>();
+  const search = useAccountSearch(email);
+  return (
+    <Page title="Accounts">
+      <form
+        class="card form inline-form"
+        aria-label="Search"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setEmail(typed.trim());
+        }}
+      >
+        <Field id="account-email" label="Email">
+          <Input
+            id="account-email"
+            type="search"
+            value={typed}
+            onValue={setTyped}
+            placeholder="part of an email"
+          />
+        </Field>
+        <button type="submit">Search</button>
+      </form>
+      <Notice error={search.first.error ?? search.more.error} />
+      {selected ? (
+        <CreditForm
+          account={selected}
+          onDone={() => {
+            search.first.reload();
+          }}
+        />
+      ) : null}
+      {search.rows.length === 0 && !search.first.loading ? (
+        <Empty>No account matches.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Accounts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Id</th>
+                <th scope="col">Role</th>
+                <th scope="col" class="num">
+                  Balance
+                </th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {search.rows.map((account) => (
+                <tr key={account.id} aria-selected={selected?.id === account.id}>
+                  <td>{account.email}</td>
+                  <td>
+                    <code>{account.id}</code>
+                  </td>
+                  <td>{account.role === "admin" ? <Badge tone="warn">admin</Badge> : "user"}</td>
+                  <td class="num">
+                    <Money micros={account.balance_micros} />
+                  </td>
+                  <td>
+                    <When at={account.created_at} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="small secondary"
+                      aria-label={`Credit or debit ${account.email}`}
+                      onClick={() => setSelected(account)}
+                    >
+                      Credit / debit
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <MoreButton hasMore={search.hasMore} busy={search.more.busy} onMore={search.loadMore} />
+    </Page>
+  );
+}
