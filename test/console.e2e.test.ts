@@ -32,17 +32,6 @@ async function open(page: Page, label: string, title: string): Promise<void> {
 
 const PASSWORD = "correct horse battery";
 
-let servedBy: TestGateway | undefined;
-/**
- * Whether this build serves an admin API the console reads (the audit trail and the usage
- * reports come from their own changes); a step that needs a missing one says so and is left out.
- */
-async function served(path: string): Promise<boolean> {
-  const response = await servedBy!.request(path, { key: servedBy!.adminKey });
-  if (response.status !== 404) return true;
-  console.warn(`console e2e: ${path} is not served by this build; its step is skipped`);
-  return false;
-}
 const CHAT_MODEL = "gpt-4o-mini";
 
 describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
@@ -52,7 +41,6 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
 
   beforeAll(async () => {
     gateway = await startTestGateway();
-    servedBy = gateway;
     browser = await launchBrowser();
   }, 60_000);
   afterAll(async () => {
@@ -231,14 +219,12 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await snap(page, "admin-accounts");
 
     await open(page, "Audit trail", "Audit trail");
-    if (await served("/v1/admin/audit")) {
-      await page
-        .getByTestId("audit-table")
-        .getByText(/console e2e goodwill/)
-        .first()
-        .waitFor();
-      await snap(page, "admin-audit");
-    }
+    await page
+      .getByTestId("audit-table")
+      .getByText(/console e2e goodwill/)
+      .first()
+      .waitFor();
+    await snap(page, "admin-audit");
 
     await open(page, "Keys", "Keys");
     await page.getByLabel("Account email", { exact: true }).fill(userEmail);
@@ -251,21 +237,15 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await page.getByText("console e2e").first().waitFor();
     await snap(page, "admin-credit-codes");
     await open(page, "Routes", "Routes");
-    if (await served("/v1/admin/routes")) {
-      await page.getByRole("cell", { name: CHAT_MODEL }).first().waitFor();
-      await snap(page, "admin-routes");
-    }
+    await page.getByRole("cell", { name: CHAT_MODEL }).first().waitFor();
+    await snap(page, "admin-routes");
     await open(page, "Recent errors", "Recent errors");
-    if (await served("/v1/admin/usage")) {
-      // the request the user's journey made fail
-      await page.getByTestId("usage-table").getByText("failed").first().waitFor();
-      await snap(page, "admin-errors");
-    }
+    // the request the user's journey made fail
+    await page.getByTestId("usage-table").getByText("failed").first().waitFor();
+    await snap(page, "admin-errors");
     await open(page, "Usage (all)", "Usage across accounts");
-    if (await served("/v1/admin/usage")) {
-      await expect.poll(() => page.getByTestId("by-account").textContent()).toContain("acct_");
-      await snap(page, "admin-usage");
-    }
+    await expect.poll(() => page.getByTestId("by-account").textContent()).toContain("acct_");
+    await snap(page, "admin-usage");
     await adminBrowser.close();
   });
 
