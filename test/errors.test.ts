@@ -215,7 +215,8 @@ describe("the error catalogue over HTTP", () => {
       for (const [method, path] of [
         ["GET", "/v1/nothing-here"],
         ["POST", "/v2/chat/completions"],
-        ["GET", "/"],
+        // `GET /` redirects to the console (test/console-serving.test.ts).
+        ["GET", "/favicon-that-is-not-here.ico"],
       ] as const) {
         const error = await expectGatewayError(await gateway.request(path, { method }), {
           status: 404,

@@ -22,7 +22,7 @@ const RUNS = Number(process.env.HOSTILE_RUNS ?? 25);
 type Caller = "user" | "admin" | "none";
 
 interface JsonEndpoint {
-  method: "POST";
+  method: "POST" | "PATCH";
   path: string;
   caller: Caller;
   models?: string[];
@@ -100,6 +100,8 @@ const JSON_ENDPOINTS: JsonEndpoint[] = [
   { method: "POST", path: "/v1/admin/credit-codes", caller: "admin" },
   { method: "POST", path: "/v1/account/credit-codes/redeem", caller: "user" },
   { method: "POST", path: "/v1/admin/routes/reset", caller: "admin" },
+  { method: "PATCH", path: "/v1/account/budget", caller: "user" },
+  { method: "PATCH", path: "/v1/admin/accounts/{id}/budget", caller: "admin" },
 ];
 
 /** Routes without a JSON body: hostile path parameters and query strings. */
@@ -133,6 +135,7 @@ const OTHER_ROUTES: { method: string; path: string; caller: Caller }[] = [
   { method: "POST", path: "/v1/account/webhook-secret/rotate", caller: "user" },
   { method: "POST", path: "/v1/account/logout", caller: "user" },
   { method: "GET", path: "/v1/account/ledger", caller: "user" },
+  { method: "GET", path: "/v1/account/budget", caller: "user" },
   { method: "GET", path: "/v1/admin/credit-codes", caller: "admin" },
   { method: "POST", path: "/v1/admin/credit-codes/{id}/revoke", caller: "admin" },
 ];
@@ -256,8 +259,9 @@ describe("hostile input on every endpoint", () => {
   for (const endpoint of JSON_ENDPOINTS) {
     it(`${endpoint.method} ${endpoint.path}: every answer is documented`, async () => {
       const schemaOf = (path: string) => {
-        const schema = schemas.get(`POST ${path}`);
-        if (!schema) throw new Error(`no schema for POST ${path}`);
+        const method = path === endpoint.path ? endpoint.method : "POST";
+        const schema = schemas.get(`${method} ${path}`);
+        if (!schema) throw new Error(`no schema for ${method} ${path}`);
         return schema;
       };
       const overrides: Record<string, fc.Arbitrary<Tree>> = {
