@@ -2,11 +2,10 @@
  * @module main
  * The composition root: reads configuration, starts the sandbox when it is to serve every vendor
  * (`sandbox.mode: always`, or `auto` with no credential set), opens the database (waiting for it
- * to come up), builds the concrete services,
- * bootstraps the first admin, and starts the HTTP server with a graceful drain and a SIGHUP
- * reload. Nothing else builds concrete services.
+ * to come up), builds the concrete services (with its parts in `src/main/`), bootstraps the first
+ * admin, and starts the HTTP server with a graceful drain and a SIGHUP reload. Nothing else
+ * builds concrete services.
  */
-import { readFileSync } from "node:fs";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
@@ -25,8 +24,13 @@ import { type Config, configFilePath, loadConfig } from "./config/index.ts";
 import { quotaDefaults } from "./core/quota-defaults.ts";
 import type { Services } from "./core/services.ts";
 import type { Lifecycle } from "./endpoints/system/routes.ts";
-import { GatewayError } from "./errors/index.ts";
 import { createMemoryQuotas, createRedisQuotas } from "./limits/index.ts";
+import {
+  createMetrics,
+  createVideoTasks,
+  startTracing,
+  webhookDispatcher,
+} from "./main/build-parts.ts";
 import {
   applyChange,
   type ChangeEvent,
@@ -43,19 +47,8 @@ import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
 import { catalogRoutes, circuitStateGauge, createRouteHealth } from "./routing/index.ts";
 import { type RedisConnection, randomBase62, type Store } from "./store/index.ts";
-import { createBudgetAlerts, startVideoEngine, type VideoTaskService } from "./tasks/index.ts";
-import {
-  checkWebhookUrl,
-  createWebhookDispatcher,
-  newWebhookSecret,
-  WebhookUrlError,
-} from "./tasks/webhooks/index.ts";
-import {
-  createPrometheusMetrics,
-  type GatewayMetrics,
-  type GatewayTracer,
-  startMetricsListener,
-} from "./telemetry/index.ts";
+import { createBudgetAlerts } from "./tasks/index.ts";
+import { type GatewayTracer, startMetricsListener } from "./telemetry/index.ts";
 
 export interface RunningGateway {
   url: string;
@@ -251,129 +244,6 @@ export async function buildServices(
       circuitStateGauge(live.routeHealth, () => catalogRoutes(live.catalog.list())),
     );
   return services;
-}
-
-/** This gateway's own metrics registry, with the gauges read from the store and Redis. */
-function createMetrics(store: Store, redis: RedisConnection | undefined): GatewayMetrics {
-  return createPrometheusMetrics({
-    version: packageVersion(),
-    // A primary-key lookup: answers whenever the database does.
-    probeStore: () => store.findAccountById("acc_metrics_probe"),
-    ...(redis ? { redisReady: () => redis.ready } : {}),
-    countUnfinishedVideoTasks: () => store.countUnfinishedVideoTasks(),
-  });
-}
-
-/** Signed webhook delivery on the `webhooks.*` settings, for budget alerts. */
-function webhookDispatcher(config: Config) {
-  return createWebhookDispatcher({
-    policy: {
-      allowLoopback: config.webhooks.allow_loopback,
-      allowPrivate: config.webhooks.allow_private_addresses,
-    },
-    timeoutMs: config.webhooks.timeout_ms,
-    schedule: {
-      baseDelayMs: config.webhooks.retry_base_ms,
-      factor: 3,
-      maxDelayMs: config.webhooks.retry_max_ms,
-      jitter: 0.1,
-      giveUpAfterMs: config.webhooks.give_up_after_seconds * 1000,
-    },
-  });
-}
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
-/**
- * The tracer, when tracing is on (`tracing.endpoint`, or an exporter handed in by a test); the
- * OpenTelemetry SDK is loaded only then.
- */
-async function startTracing(config: Config, exporter: SpanExporter | undefined) {
-  if (!config.tracing.endpoint && !exporter) return undefined;
-  const { createTracing } = await import("./telemetry/otlp-tracing.ts");
-  return createTracing({
-    endpoint: config.tracing.endpoint,
-    exporter,
-    serviceName: config.tracing.service_name,
-    version: packageVersion(),
-    sampleRatio: config.tracing.sample_ratio,
-  });
-}
-
-/** The video task engine and what the endpoints need of it. */
-function createVideoTasks(
-  config: Config,
-  deps: {
-    store: Store & { dialect?: string };
-    models: { get(id: string): ReturnType<Catalog["get"]> };
-    providers: ReturnType<typeof createProviderRegistry>;
-    logger: Logger;
-    instanceId: string;
-    metrics: GatewayMetrics | undefined;
-  },
-): VideoTaskService {
-  const tasks = config.tasks;
-  const policy = {
-    allowLoopback: config.webhooks.allow_loopback,
-    allowPrivate: config.webhooks.allow_private_addresses,
-  };
-  const engine = startVideoEngine({
-    store: deps.store,
-    models: deps.models,
-    videoModel: (route) => deps.providers.videoModel(route),
-    webhooks: createWebhookDispatcher({
-      policy,
-      timeoutMs: config.webhooks.timeout_ms,
-      schedule: {
-        baseDelayMs: config.webhooks.retry_base_ms,
-        factor: 3,
-        maxDelayMs: config.webhooks.retry_max_ms,
-        jitter: 0.1,
-        giveUpAfterMs: config.webhooks.give_up_after_seconds * 1000,
-      },
-    }),
-    logger: deps.logger,
-    clock: Date.now,
-    instanceId: deps.instanceId,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
-    options: {
-      tickMs: tasks.tick_ms,
-      pollMinIntervalMs: tasks.poll_min_interval_ms,
-      pollMaxIntervalMs: tasks.poll_max_interval_ms,
-      maxAgeMs: tasks.max_age_seconds * 1000,
-      submitGraceMs: tasks.submit_grace_seconds * 1000,
-      leaseMs: tasks.lease_seconds * 1000,
-      vendorPollsPerSecond: () => tasks.vendor_polls_per_second,
-      batchSize: 50,
-      singleProcess: deps.store.dialect === "sqlite",
-    },
-  });
-  return {
-    kick: engine.kick,
-    finish: engine.finish,
-    runOnce: engine.runOnce,
-    close: engine.stop,
-    newWebhookSecret,
-    submitGraceMs: tasks.submit_grace_seconds * 1000,
-    firstPollMs: tasks.poll_min_interval_ms,
-    async checkWebhookUrl(url) {
-      try {
-        await checkWebhookUrl(url, policy);
-      } catch (error) {
-        if (!(error instanceof WebhookUrlError)) throw error;
-        throw new GatewayError(
-          "invalid_parameter",
-          { detail: `Invalid 'webhook_url': ${error.message}` },
-          { param: "webhook_url" },
-        );
-      }
-    },
-  };
 }
 
 /** The process's logger: JSON lines (on stdout unless told otherwise) with ISO 8601 times. */
