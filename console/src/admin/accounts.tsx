@@ -122,32 +122,51 @@ function CreditForm(props: { account: Account; onDone: () => void }) {
   );
 }
 
-export function AdminAccountsPage() {
+/** The email search both admin pages start from: what was typed, sent on submit. */
+export function AccountSearchForm(props: {
+  id: string;
+  label: string;
+  button: string;
+  placeholder?: string;
+  onSearch(email: string): void;
+}) {
   const [typed, setTyped] = useState("");
+  return (
+    <form
+      class="card form inline-form"
+      aria-label="Search"
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onSearch(typed.trim());
+      }}
+    >
+      <Field id={props.id} label={props.label}>
+        <Input
+          id={props.id}
+          type="search"
+          value={typed}
+          onValue={setTyped}
+          {...(props.placeholder ? { placeholder: props.placeholder } : {})}
+        />
+      </Field>
+      <button type="submit">{props.button}</button>
+    </form>
+  );
+}
+
+export function AdminAccountsPage() {
   const [email, setEmail] = useState("");
   const [selected, setSelected] = useState<Account | undefined>();
   const search = useAccountSearch(email);
   return (
     <Page title="Accounts">
-      <form
-        class="card form inline-form"
-        aria-label="Search"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setEmail(typed.trim());
-        }}
-      >
-        <Field id="account-email" label="Email">
-          <Input
-            id="account-email"
-            type="search"
-            value={typed}
-            onValue={setTyped}
-            placeholder="part of an email"
-          />
-        </Field>
-        <button type="submit">Search</button>
-      </form>
+      <AccountSearchForm
+        id="account-email"
+        label="Email"
+        button="Search"
+        placeholder="part of an email"
+        onSearch={setEmail}
+      />
       <Notice error={search.first.error ?? search.more.error} />
       {selected ? (
         <CreditForm

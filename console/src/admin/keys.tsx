@@ -6,8 +6,8 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { KeyTable } from "../pages/keys.tsx";
 import type { Account, ApiKey, List } from "../types.ts";
-import { Empty, Field, Input, Notice, Page, useAction, useLoad } from "../ui.tsx";
-import { useAccountSearch } from "./accounts.tsx";
+import { Empty, Notice, Page, useAction, useLoad } from "../ui.tsx";
+import { AccountSearchForm, useAccountSearch } from "./accounts.tsx";
 
 function AccountKeys(props: { account: Account }) {
   const keys = useLoad(
@@ -35,26 +35,20 @@ function AccountKeys(props: { account: Account }) {
 }
 
 export function AdminKeysPage() {
-  const [typed, setTyped] = useState("");
   const [email, setEmail] = useState("");
   const [selected, setSelected] = useState<Account | undefined>();
   const search = useAccountSearch(email);
   return (
     <Page title="Keys">
-      <form
-        class="card form inline-form"
-        aria-label="Search"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setEmail(typed.trim());
+      <AccountSearchForm
+        id="keys-email"
+        label="Account email"
+        button="Find"
+        onSearch={(typed) => {
+          setEmail(typed);
           setSelected(undefined);
         }}
-      >
-        <Field id="keys-email" label="Account email">
-          <Input id="keys-email" type="search" value={typed} onValue={setTyped} />
-        </Field>
-        <button type="submit">Find</button>
-      </form>
+      />
       <Notice error={search.first.error} />
       {search.rows.length === 0 && !search.first.loading ? (
         <Empty>No account matches.</Empty>
