@@ -7,7 +7,7 @@ import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kyse
 import type { AuditOrigin } from "./audit-types.ts";
 import { newId } from "./ids.ts";
 import type { AccountsTable, ApiKeysTable, Database } from "./schema.ts";
-import { auditInsert } from "./sql-audit.ts";
+import { auditInsert, insertWithAudit } from "./sql-audit.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import {
   type Account,
@@ -168,23 +168,19 @@ export function sqlAccountStore(
         created_at: Date.now(),
       };
       const insert = db.insertInto("accounts").values(row);
-      if (!audit) await insert.execute();
-      else {
-        await transactions.run(function* () {
-          yield insert.compile();
-          yield auditInsert(
-            db,
-            {
-              ...audit,
-              action: audit.actor.type === "anonymous" ? "account.register" : "account.create",
-              target: { type: "account", id: row.id },
-              before: null,
-              after: { email: row.email, role, has_password: passwordHash !== null },
-            },
-            row.created_at,
-          );
-        });
-      }
+      await insertWithAudit(
+        db,
+        transactions,
+        insert,
+        audit,
+        (origin) => ({
+          action: origin.actor.type === "anonymous" ? "account.register" : "account.create",
+          target: { type: "account", id: row.id },
+          before: null,
+          after: { email: row.email, role, has_password: passwordHash !== null },
+        }),
+        row.created_at,
+      );
       return toAccount({ ...row, held_micros: 0 });
     },
     async findAccountById(id) {
@@ -251,23 +247,19 @@ export function sqlAccountStore(
       };
       const insert = db.insertInto("api_keys").values(row);
       const key = toKey(row);
-      if (!audit) await insert.execute();
-      else {
-        await transactions.run(function* () {
-          yield insert.compile();
-          yield auditInsert(
-            db,
-            {
-              ...audit,
-              action: "key.create",
-              target: { type: "api_key", id: row.id },
-              before: null,
-              after: keySnapshot(key),
-            },
-            row.created_at,
-          );
-        });
-      }
+      await insertWithAudit(
+        db,
+        transactions,
+        insert,
+        audit,
+        () => ({
+          action: "key.create",
+          target: { type: "api_key", id: row.id },
+          before: null,
+          after: keySnapshot(key),
+        }),
+        row.created_at,
+      );
       return key;
     },
     async findKeyByHash(keyHash) {
@@ -359,23 +351,19 @@ export function sqlAccountStore(
         expires_at: expiresAt,
         created_at: at,
       });
-      if (!audit) await insert.execute();
-      else {
-        await transactions.run(function* () {
-          yield insert.compile();
-          yield auditInsert(
-            db,
-            {
-              ...audit,
-              action: "account.login",
-              target: { type: "account", id: accountId },
-              before: null,
-              after: { session_expires_at: expiresAt },
-            },
-            at,
-          );
-        });
-      }
+      await insertWithAudit(
+        db,
+        transactions,
+        insert,
+        audit,
+        () => ({
+          action: "account.login",
+          target: { type: "account", id: accountId },
+          before: null,
+          after: { session_expires_at: expiresAt },
+        }),
+        at,
+      );
     },
     async deleteSession(tokenHash, audit?: AuditOrigin) {
       await transactions.run(function* () {

@@ -4,10 +4,11 @@
  * body (transactions.ts) can write the event with the change it records: a credit without its
  * event cannot be committed. Snapshots are scrubbed of secret-named fields on the way in.
  */
-import type { CompiledQuery, Kysely, Selectable } from "kysely";
+import type { Compilable, CompiledQuery, Kysely, Selectable } from "kysely";
 import type {
   AuditActorType,
   AuditEvent,
+  AuditOrigin,
   AuditSnapshot,
   AuditStore,
   NewAuditEvent,
@@ -127,4 +128,26 @@ export function sqlAuditStore(db: Kysely<Database>, transactions: TransactionRun
       return rows.map(toAuditEvent);
     },
   };
+}
+
+/**
+ * Runs one change; given an origin, in one transaction with its audit event (`event` names the
+ * action, target and before/after), so neither is written without the other.
+ */
+export async function insertWithAudit(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+  change: Compilable & { execute(): Promise<unknown> },
+  origin: AuditOrigin | undefined,
+  event: (origin: AuditOrigin) => Omit<NewAuditEvent, keyof AuditOrigin>,
+  at: number,
+): Promise<void> {
+  if (!origin) {
+    await change.execute();
+    return;
+  }
+  await transactions.run(function* () {
+    yield change.compile();
+    yield auditInsert(db, { ...origin, ...event(origin) }, at);
+  });
 }
