@@ -211,6 +211,22 @@ describe("the error catalogue over HTTP", () => {
   });
 
   describe("paths and methods", () => {
+    it("answers 400 for a NUL character in a path parameter or a query value, on every backend", async () => {
+      for (const [method, path, param] of [
+        ["POST", "/v1/admin/credit-codes/a%00b/revoke", "id"],
+        ["POST", "/v1/admin/keys/%00/revoke", "id"],
+        ["GET", "/v1/admin/accounts?email=x%00y", "email"],
+      ] as const) {
+        const answer = await gateway.request(path, { method, key: gateway.adminKey });
+        const error = await expectGatewayError(answer, {
+          status: 400,
+          type: INVALID,
+          code: "invalid_request",
+        });
+        expect(error.param, `${method} ${path}`).toBe(param);
+      }
+    });
+
     it("answers 404 not_found for an unknown path, before authentication", async () => {
       for (const [method, path] of [
         ["GET", "/v1/nothing-here"],

@@ -108,6 +108,23 @@ export function refuseUndeclaredQuery(query: unknown, declared: ReadonlySet<stri
   }
 }
 
+/**
+ * Refuses a NUL character in a path parameter or a query value: no id or filter holds one, and
+ * PostgreSQL refuses it in a text value, which would otherwise surface as a 500.
+ */
+export function refuseNulCharacters(values: unknown, where: "path" | "query"): void {
+  if (values === null || typeof values !== "object") return;
+  for (const [name, value] of Object.entries(values)) {
+    const texts = Array.isArray(value) ? value : [value];
+    if (!texts.some((text) => typeof text === "string" && text.includes("\u0000"))) continue;
+    throw new GatewayError(
+      "invalid_request",
+      { detail: `The ${where} parameter \`${name.slice(0, 100)}\` contains a NUL character.` },
+      { param: name.slice(0, 100) },
+    );
+  }
+}
+
 export async function authenticate(
   services: Services,
   request: FastifyRequest,
@@ -168,6 +185,8 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       // load balancer's cache-busting query string does not fail them.
       if (definition.auth !== "none" || definition.query)
         refuseUndeclaredQuery(request.query, declaredQuery);
+      refuseNulCharacters(request.params, "path");
+      if (definition.query) refuseNulCharacters(request.query, "query");
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
