@@ -58,14 +58,19 @@ describe("video tasks", () => {
       held_micros: number;
     };
 
-  /** Polls the task until it is final, returning every status seen in order. */
+  /**
+   * Polls the task until it is final and its billing is closed (`settled` or `released`; a
+   * task passes through `finalizing` while its charge is written), returning every status seen
+   * in order.
+   */
   async function follow(id: string, key = user.key): Promise<{ seen: string[]; task: TaskRecord }> {
     const seen: string[] = [];
     const deadline = Date.now() + 15_000;
     for (;;) {
       const task = (await (await read(id, key)).json()) as TaskRecord;
       if (seen.at(-1) !== task.status) seen.push(task.status);
-      if (task.finished_at !== null && task.billing.state !== "held") return { seen, task };
+      const billingClosed = task.billing.state === "settled" || task.billing.state === "released";
+      if (task.finished_at !== null && billingClosed) return { seen, task };
       if (Date.now() > deadline) throw new Error(`task ${id} not final: ${JSON.stringify(task)}`);
       await new Promise((resolve) => setTimeout(resolve, 30));
     }
