@@ -11,12 +11,18 @@
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
  * `COMPARE_STREAM=1` for streamed requests.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 import { chatBody, cpuMicros } from "./measure.ts";
+import {
+  createLoadKey,
+  GATEWAY_BANNER,
+  LISTENING_BANNER,
+  type Server,
+  startServer,
+} from "./servers.ts";
 
 const ADMIN_KEY = `sk-${"Compare".repeat(7)}`;
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 8);
@@ -24,66 +30,24 @@ const SECONDS = Number(process.env.COMPARE_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
 const STREAM = process.env.COMPARE_STREAM === "1";
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-}
-
 interface Gateway extends Server {
   checkout: string;
   key: string;
 }
 
-function start(cwd: string, args: string[], env: Record<string, string>, banner: RegExp) {
-  const child = spawn(process.execPath, args, {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise<Server>((resolveStart, reject) => {
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = banner.exec(output);
-      if (match) resolveStart({ child, url: match[1]! });
-    });
-    child.on("exit", (code) => reject(new Error(`${cwd}: exited with ${code}\n${output}`)));
-  });
-}
-
-async function adminPost(url: string, body: unknown): Promise<{ id: string; key: string }> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201) throw new Error(`${url}: ${response.status}`);
-  return (await response.json()) as { id: string; key: string };
-}
-
 async function startGateway(checkout: string, sandboxUrl: string): Promise<Gateway> {
-  const server = await start(
-    checkout,
-    ["bin/switchyard.js", "start"],
-    {
+  const server = await startServer(process.execPath, ["bin/switchyard.js", "start"], {
+    cwd: checkout,
+    env: {
       PORT: "0",
       LOG_LEVEL: "warn",
       DATABASE_URL: join(mkdtempSync(join(tmpdir(), "switchyard-compare-")), "compare.sqlite"),
       SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
       SWITCHYARD_SANDBOX_URL: sandboxUrl,
     },
-    /Switchyard listening on (http:\/\/\S+)/,
-  );
-  const account = await adminPost(`${server.url}/v1/admin/accounts`, {
-    email: "compare@example.com",
-    balance_micros: 1_000_000_000_000,
+    banner: GATEWAY_BANNER,
   });
-  const key = await adminPost(`${server.url}/v1/admin/accounts/${account.id}/keys`, {
-    name: "compare",
-    rpm: 10_000_000,
-    concurrency: 1_000,
-  });
-  return { ...server, checkout, key: key.key };
+  return { ...server, checkout, key: await createLoadKey(server.url, ADMIN_KEY) };
 }
 
 function load(gateway: Gateway, seconds: number) {
@@ -103,11 +67,13 @@ async function main() {
     process.stderr.write("usage: node --import tsx bench/compare.ts <checkout-a> <checkout-b>\n");
     return 2;
   }
-  const sandbox = await start(
-    checkouts[0]!,
+  const sandbox = await startServer(
+    process.execPath,
     ["bin/switchyard.js", "sandbox", "--port", "0"],
-    {},
-    /listening on (http:\/\/\S+)/,
+    {
+      cwd: checkouts[0]!,
+      banner: LISTENING_BANNER,
+    },
   );
   const gateways: Gateway[] = [];
   try {

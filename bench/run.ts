@@ -9,7 +9,7 @@
  * round, between measurements seconds apart. Prints the tables and writes
  * docs/performance-latest.md.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +26,7 @@ import {
 } from "./measure.ts";
 import { type Placement, placeLoadGenerator, placementsToRun, serverCommand } from "./placement.ts";
 import { type BenchShape, formatTables, type Mode, type Summary, writeReport } from "./report.ts";
+import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./servers.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SHAPE: BenchShape = {
@@ -42,22 +43,7 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL;
 
 function start(placement: Placement, args: string[], env: Record<string, string>, banner: RegExp) {
   const { command, args: fullArgs } = serverCommand(placement, args);
-  const child = spawn(command, fullArgs, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = banner.exec(output);
-      if (match) resolve({ child, url: match[1]! });
-    });
-    child.once("exit", (code) =>
-      reject(new Error(`${args.join(" ")} exited with ${code}: ${output}`)),
-    );
-  });
+  return startServer(command, fullArgs, { cwd: ROOT, env, banner });
 }
 
 async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
@@ -100,33 +86,6 @@ async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
   });
 }
 
-/**
- * A user with a balance and a key whose quotas are on (limits high enough not to refuse the
- * benchmark's load), so every request pays for the rate window, the concurrency lease and the hold.
- */
-async function createQuotaKey(gatewayUrl: string): Promise<string> {
-  const call = async (path: string, body: unknown) => {
-    const response = await fetch(gatewayUrl + path, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (response.status !== 201)
-      throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as { id: string; key: string };
-  };
-  const account = await call("/v1/admin/accounts", {
-    email: "bench@example.com",
-    balance_micros: 1_000_000_000_000,
-  });
-  const key = await call(`/v1/admin/accounts/${account.id}/keys`, {
-    name: "bench",
-    rpm: 10_000_000,
-    concurrency: 1_000,
-  });
-  return key.key;
-}
-
 /** Starts the sandbox, the floor and a gateway under `placement`, measures, and stops them. */
 async function runPlacement(placement: Placement): Promise<string> {
   placeLoadGenerator(placement);
@@ -137,7 +96,7 @@ async function runPlacement(placement: Placement): Promise<string> {
       placement,
       ["bin/switchyard.js", "sandbox", "--port", "0"],
       {},
-      /listening on (http:\/\/\S+)/,
+      LISTENING_BANNER,
     );
     children.push(sandbox.child);
     const floor = await start(
@@ -152,7 +111,7 @@ async function runPlacement(placement: Placement): Promise<string> {
         `${sandbox.url}/openai/v1`,
       ],
       {},
-      /listening on (http:\/\/\S+)/,
+      LISTENING_BANNER,
     );
     children.push(floor.child);
     const gateway = await start(
@@ -166,10 +125,10 @@ async function runPlacement(placement: Placement): Promise<string> {
         SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
         SWITCHYARD_SANDBOX_URL: sandbox.url,
       },
-      /Switchyard listening on (http:\/\/\S+)/,
+      GATEWAY_BANNER,
     );
     children.push(gateway.child);
-    const benchKey = await createQuotaKey(gateway.url);
+    const benchKey = await createLoadKey(gateway.url, ADMIN_KEY);
     // Under taskset the server is the child of `taskset`, which execs it: the same pid.
     const targets: Target[] = [
       {

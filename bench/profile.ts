@@ -1,0 +1,166 @@
+/**
+ * @module bench/profile
+ * `npm run bench:profile`: where a gateway's CPU goes under load. Starts the sandbox and a
+ * gateway under `node --cpu-prof`, loads it with chat completions, stops it so the profile is
+ * written, and prints the functions and the areas (Node itself, each package, each `src/`
+ * folder) with the largest shares of its busy time, self and inclusive.
+ *
+ *   npm run bench:profile -- [json|stream] [seconds]
+ *
+ * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
+ */
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { chatBody } from "./measure.ts";
+import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./servers.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ADMIN_KEY = `sk-${"Profile".repeat(7)}`;
+const TOP = Number(process.env.PROFILE_TOP ?? 35);
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The area a frame belongs to: a `src/` folder, a package, Node itself, or a V8 pseudo-frame. */
+function areaOf(frame: ProfileNode["callFrame"]): string {
+  const { url, functionName } = frame;
+  if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
+  if (url.startsWith("node:")) return "node";
+  const modules = url.lastIndexOf("/node_modules/");
+  if (modules >= 0) {
+    const rest = url.slice(modules + "/node_modules/".length).split("/");
+    return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  const source = url.indexOf("/src/");
+  if (source >= 0) {
+    const parts = url.slice(source + 1).split("/");
+    return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts.join("/");
+  }
+  return url.replace(/^file:\/\//, "");
+}
+
+function frameKey(frame: ProfileNode["callFrame"]): string {
+  const file = frame.url.replace(/^.*\/(node_modules|src)\//, "$1/").replace(/^file:\/\//, "");
+  return `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`;
+}
+
+function table(title: string, totals: Map<string, number>, busy: number): string {
+  const rows = [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP);
+  return [
+    `\n${title}`,
+    ...rows.map(([key, micros]) => `${((100 * micros) / busy).toFixed(1).padStart(6)} %  ${key}`),
+  ].join("\n");
+}
+
+/**
+ * Self and inclusive shares of the profile's busy time (idle left out), by function and area,
+ * from `skipMicros` after the profile's start on (start-up and warm-up left out).
+ */
+export function summarize(profile: CpuProfile, skipMicros = 0): string {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  const selfByFunction = new Map<string, number>();
+  const selfByArea = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, micros: number) =>
+    map.set(key, (map.get(key) ?? 0) + micros);
+  let busy = 0;
+  let elapsed = 0;
+  profile.samples.forEach((id, index) => {
+    const node = byId.get(id)!;
+    const micros = profile.timeDeltas[index] ?? 0;
+    elapsed += micros;
+    if (elapsed < skipMicros || node.callFrame.functionName === "(idle)") return;
+    busy += micros;
+    add(selfByFunction, frameKey(node.callFrame), micros);
+    add(selfByArea, areaOf(node.callFrame), micros);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const key = frameKey(byId.get(at)!.callFrame);
+      if (!seen.has(key)) add(inclusive, key, micros);
+      seen.add(key);
+    }
+  });
+  return [
+    `busy ${(busy / 1e6).toFixed(2)} s of CPU in the profile`,
+    table("self time by area", selfByArea, busy),
+    table("self time by function", selfByFunction, busy),
+    table("inclusive time by function", inclusive, busy),
+  ].join("\n");
+}
+
+async function main() {
+  const stream = process.argv[2] === "stream";
+  const seconds = Number(process.argv[3] ?? 10);
+  const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
+  const sandbox = await startServer(
+    process.execPath,
+    ["bin/switchyard.js", "sandbox", "--port", "0"],
+    {
+      cwd: ROOT,
+      banner: LISTENING_BANNER,
+    },
+  );
+  try {
+    const spawned = performance.now();
+    const gateway = await startServer(
+      process.execPath,
+      ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
+      {
+        cwd: ROOT,
+        env: {
+          PORT: "0",
+          LOG_LEVEL: "warn",
+          DATABASE_URL: join(directory, "profile.sqlite"),
+          SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
+          SWITCHYARD_SANDBOX_URL: sandbox.url,
+        },
+        banner: GATEWAY_BANNER,
+      },
+    );
+    const key = await createLoadKey(gateway.url, ADMIN_KEY);
+    const options = {
+      url: `${gateway.url}/v1/chat/completions`,
+      method: "POST" as const,
+      connections: Number(process.env.PROFILE_CONNECTIONS ?? 32),
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: chatBody(stream),
+    };
+    await autocannon({ ...options, duration: 2 }); // warm-up, left out of the summary
+    const loaded = performance.now();
+    const result = await autocannon({ ...options, duration: seconds });
+    const exited = new Promise((resolve) => gateway.child.once("exit", resolve));
+    gateway.child.kill("SIGTERM");
+    await exited;
+    // One profile per thread (the module loader has one too): the main thread's is the largest.
+    const file = readdirSync(directory)
+      .filter((name) => name.endsWith(".cpuprofile"))
+      .map((name) => ({ name, size: statSync(join(directory, name)).size }))
+      .sort((a, b) => b.size - a.size)[0]?.name;
+    if (!file) throw new Error(`no profile was written in ${directory}`);
+    process.stdout.write(
+      `${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
+        `${result.non2xx + result.errors} failed; profile ${join(directory, file)} ` +
+        `(load from ${((loaded - spawned) / 1000).toFixed(2)} s on)\n`,
+    );
+    const profile = JSON.parse(readFileSync(join(directory, file), "utf8")) as CpuProfile;
+    process.stdout.write(`${summarize(profile, (loaded - spawned) * 1000)}\n`);
+  } finally {
+    sandbox.child.kill("SIGTERM");
+  }
+}
+
+await main();
