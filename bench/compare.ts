@@ -9,7 +9,7 @@
  *
  * Each checkout needs its `node_modules` (a symlink to this one's will do). Knobs:
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
- * `COMPARE_STREAM=1` for streamed requests.
+ * `COMPARE_STREAM=1` for streamed requests, `COMPARE_WARMUP_SECONDS` (10).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +29,7 @@ const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 8);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
 const STREAM = process.env.COMPARE_STREAM === "1";
+const WARMUP_SECONDS = Number(process.env.COMPARE_WARMUP_SECONDS ?? 10);
 
 interface Gateway extends Server {
   checkout: string;
@@ -78,7 +79,9 @@ async function main() {
   const gateways: Gateway[] = [];
   try {
     for (const checkout of checkouts) gateways.push(await startGateway(checkout, sandbox.url));
-    await Promise.all(gateways.map((gateway) => load(gateway, 2))); // warm-up
+    // Warm-up: the tokenizer loads in the background after start and the JIT settles; the first
+    // seconds of a new gateway cost several times its steady state per request.
+    await Promise.all(gateways.map((gateway) => load(gateway, WARMUP_SECONDS)));
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const before = gateways.map((gateway) => cpuMicros(gateway.child.pid) ?? 0);

@@ -334,6 +334,7 @@ function logCompleted(
     costMicros,
     aborted: input.signal.aborted,
   });
+  if (!services.logger.isLevelEnabled("info")) return;
   services.logger.info(
     {
       requestId: input.requestId,

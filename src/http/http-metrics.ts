@@ -28,10 +28,10 @@ export const CLIENT_CLOSED_STATUS = 499;
 export function registerHttpMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.addHook("onRequest", (request, reply, done) => {
     const started = performance.now();
-    const route = request.routeOptions.url;
+    // Fastify builds a new object on every read of `routeOptions`: read it once.
+    const { url: route, config } = request.routeOptions;
     metrics.httpRequestStarted(route);
-    if (request.routeOptions.config?.modelEndpoint)
-      request.modelFacts = { id: undefined, stream: false };
+    if (config?.modelEndpoint) request.modelFacts = { id: undefined, stream: false };
     reply.raw.once("close", () => {
       metrics.httpRequestFinished({
         method: request.method,

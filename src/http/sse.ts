@@ -2,7 +2,7 @@
  * @module http/sse
  * The only place that writes Server-Sent Events text. Respects backpressure, sends a comment
  * heartbeat while the source is silent, stops when the client goes away, and sends the frames
- * ready in one turn of the event loop in one write.
+ * ready in one turn of the event loop in one write (the last ones together with the end).
  */
 import type { ServerResponse } from "node:http";
 import type { StreamFrame } from "../core/operation.ts";
@@ -29,11 +29,15 @@ export async function writeSse(
   const uncork = () => {
     if (!corked) return;
     corked = false;
-    response.uncork();
+    // `end()` has already sent everything corked (it uncorks fully); the socket may by now be
+    // corked by the connection's next response, which is not ours to uncork.
+    if (!response.writableEnded) response.uncork();
   };
+  /** The frames ran out: the caller ends the answer next, and `end()` sends the last ones. */
+  let complete = false;
   try {
     for await (const frame of frames) {
-      if (options.signal.aborted || response.destroyed) break;
+      if (options.signal.aborted || response.destroyed) return;
       if (!corked) {
         corked = true;
         response.cork();
@@ -45,9 +49,13 @@ export async function writeSse(
       }
       heartbeat.refresh();
     }
+    complete = true;
   } finally {
     clearInterval(heartbeat);
-    uncork();
+    // A stream that ran to its end keeps its last frames corked: the answer ends at once (or,
+    // at the latest, when this turn of the event loop ends), and `end()` then writes those
+    // frames and the chunked encoding's terminator in one system call instead of two.
+    if (!complete) uncork();
   }
 }
 

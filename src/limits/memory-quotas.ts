@@ -16,6 +16,7 @@ import type { ApiKeyRecord } from "../store/index.ts";
 import type { QuotaDefaults, QuotaLease, QuotaLimiter } from "./quota-limiter.ts";
 import {
   admissionHeaders,
+  type QuotaHolder,
   quotaChain,
   quotaExceeded,
   type Tightest,
@@ -110,6 +111,28 @@ export function createMemoryQuotas(
     return open;
   }
 
+  /**
+   * The key's quota chain and the ids it leases and meters, worked out once per key record (the
+   * authenticator keeps one record per key until the key changes) and per set of defaults.
+   */
+  const plans = new WeakMap<
+    ApiKeyRecord,
+    { options: QuotaDefaults; chain: QuotaHolder[]; leased: string[]; metered: string[] }
+  >();
+  function planOf(key: ApiKeyRecord) {
+    const known = plans.get(key);
+    if (known?.options === options) return known;
+    const chain = quotaChain(key, options);
+    const plan = {
+      options,
+      chain,
+      leased: chain.filter((holder) => holder.concurrency !== null).map(({ id }) => id),
+      metered: chain.filter((holder) => holder.tpm !== null).map(({ id }) => id),
+    };
+    plans.set(key, plan);
+    return plan;
+  }
+
   return {
     configure(defaults) {
       options = { ...defaults };
@@ -119,7 +142,7 @@ export function createMemoryQuotas(
     },
     async acquire(key: ApiKeyRecord) {
       const time = now();
-      const chain = quotaChain(key, options);
+      const { chain, leased, metered } = planOf(key);
       let requests: Tightest | undefined;
       let tokenBudget: Tightest | undefined;
       let concurrency: number | undefined;
@@ -146,13 +169,11 @@ export function createMemoryQuotas(
           concurrency = Math.min(concurrency ?? holder.concurrency, holder.concurrency);
         }
       }
-      const leased = chain.filter((holder) => holder.concurrency !== null).map(({ id }) => id);
       const leaseId = leased.length > 0 ? nextLeaseId++ : undefined;
       if (leaseId !== undefined)
         for (const id of leased) leases.get(id)?.set(leaseId, time + options.leaseTtlMs);
       for (const holder of chain)
         if (holder.rpm !== null) windowOf(admissions, holder.id, time).push(time);
-      const metered = chain.filter((holder) => holder.tpm !== null).map(({ id }) => id);
       let released = false;
       let spent = false;
       const lease: QuotaLease = {

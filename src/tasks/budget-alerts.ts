@@ -179,6 +179,10 @@ export function createBudgetAlerts(deps: {
   return {
     charged({ accountId, costMicros }) {
       if (stopped || costMicros <= 0) return;
+      // Most accounts have no monthly budget: known so from the cache, nothing to check.
+      const cached = budgets.get(accountId);
+      if (cached && cached.until > deps.clock() && !(cached.budget?.monthlyBudgetMicros ?? 0))
+        return;
       check(accountId).catch((error: unknown) =>
         deps.logger.warn(
           { accountId, err: error instanceof Error ? error.message : String(error) },
