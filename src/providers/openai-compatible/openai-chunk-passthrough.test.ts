@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ChatChunkStreamPart } from "../../spec/index.ts";
-import { passThroughChunks } from "./openai-chunk-passthrough.ts";
+import { passThroughChunks, renameMembers } from "./openai-chunk-passthrough.ts";
 
 const REWRITE = { id: "chatcmpl-gateway", model: "gpt-4o-mini", usageNulls: false };
 
@@ -135,6 +135,39 @@ describe("passThroughChunks", () => {
           expect([item.id, item.model]).toEqual(["chatcmpl-gateway", "gpt-4o-mini"]);
         expect(end).toMatchObject({ finishReason: "stop" });
       }),
+    );
+  });
+
+  it("renames in one pass exactly what one replacement after another would", () => {
+    const member = (name: string, value: string) => `"${name}":${JSON.stringify(value)}`;
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.string(),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        (id, model, content, modelFirst, usageNull, drop) => {
+          const fields = modelFirst
+            ? { model, id, choices: [{ delta: { content } }] }
+            : { id, choices: [{ delta: { content } }], model };
+          const data = JSON.stringify(usageNull ? { ...fields, usage: null } : fields);
+          const upstreamId = member("id", id);
+          const upstreamModel = member("model", model);
+          const ourId = member("id", "chatcmpl-gateway");
+          const ourModel = member("model", "gpt-4o-mini");
+          const chained = data.replace(upstreamId, ourId).replace(upstreamModel, ourModel);
+          const expected = drop ? chained.replace(',"usage":null', "") : chained;
+          expect(renameMembers(data, upstreamId, ourId, upstreamModel, ourModel, drop)).toBe(
+            expected,
+          );
+          expect(JSON.parse(expected)).toMatchObject({
+            id: "chatcmpl-gateway",
+            model: "gpt-4o-mini",
+          });
+        },
+      ),
     );
   });
 });

@@ -15,6 +15,7 @@ import type {
   TokenUsage,
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
+import { toUpstreamError } from "../kit/http-client.ts";
 import { convertOpenAIUsage, mapOpenAIFinishReason } from "./map-openai-response.ts";
 
 interface RawChunk {
@@ -55,81 +56,131 @@ function parseChunk(data: string): RawChunk {
   }
 }
 
+const USAGE_NULL = ',"usage":null';
+
+/**
+ * `data` with its first `idMember` replaced by `ourId`, its first `modelMember` by `ourModel`
+ * and, when asked, its first `,"usage":null` removed: cut and joined in one pass, so a chunk is
+ * not copied once per replacement. Undefined when the id or the model member is missing.
+ */
+export function renameMembers(
+  data: string,
+  idMember: string,
+  ourId: string,
+  modelMember: string,
+  ourModel: string,
+  dropUsageNull: boolean,
+): string | undefined {
+  const idAt = data.indexOf(idMember);
+  if (idAt < 0) return undefined;
+  const modelAt = data.indexOf(modelMember);
+  if (modelAt < 0) return undefined;
+  const usageAt = dropUsageNull ? data.indexOf(USAGE_NULL) : -1;
+  // Members do not overlap (a member's quotes inside a JSON string would be escaped), so the
+  // cuts only need putting in order.
+  const cuts: Array<[number, number, string]> = [
+    [idAt, idAt + idMember.length, ourId],
+    [modelAt, modelAt + modelMember.length, ourModel],
+  ];
+  if (usageAt >= 0) cuts.push([usageAt, usageAt + USAGE_NULL.length, ""]);
+  cuts.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let from = 0;
+  for (const [start, end, replacement] of cuts) {
+    if (start < from) return undefined; // overlapping cuts: leave the chunk to the slow path
+    out += data.slice(from, start) + replacement;
+    from = end;
+  }
+  return out + data.slice(from);
+}
+
 export async function* passThroughChunks(
   events: AsyncIterable<{ data: string }>,
   rewrite: ChunkRewrite,
   choiceCount: number,
+  /** The call's signal: a read that fails after it aborted is the client's leaving. */
+  signal?: AbortSignal,
 ): AsyncGenerator<ChatChunkStreamPart> {
-  const ourId = member("id", rewrite.id);
-  const ourModel = member("model", rewrite.model);
-  /** The upstream's `"id":…` and `"model":…` members, learnt from its first chunk. */
-  let upstreamId: string | undefined;
-  let upstreamModel: string | undefined;
-  const finishReasons: ChatFinishReason[] = [];
-  let usage: TokenUsage | undefined;
-  let done = false;
-  for await (const event of events) {
-    // Read on to the end of the body after [DONE]: a body dropped half-read costs the connection.
-    if (done || event.data === "[DONE]") {
-      done = true;
-      continue;
+  // Read failures become upstream errors here rather than in a wrapping generator: one async
+  // layer less for every chunk.
+  try {
+    const ourId = member("id", rewrite.id);
+    const ourModel = member("model", rewrite.model);
+    /** The upstream's `"id":…` and `"model":…` members, learnt from its first chunk. */
+    let upstreamId: string | undefined;
+    let upstreamModel: string | undefined;
+    const finishReasons: ChatFinishReason[] = [];
+    let usage: TokenUsage | undefined;
+    let done = false;
+    for await (const event of events) {
+      // Read on to the end of the body after [DONE]: a body dropped half-read costs the connection.
+      if (done || event.data === "[DONE]") {
+        done = true;
+        continue;
+      }
+      const data = event.data;
+      if (
+        upstreamId !== undefined &&
+        upstreamModel !== undefined &&
+        // A chunk cut short (an upstream that breaks mid-frame) does not end its object.
+        data.charCodeAt(data.length - 1) === CLOSING_BRACE &&
+        !NEEDS_READING.test(data)
+      ) {
+        const renamed = renameMembers(
+          data,
+          upstreamId,
+          ourId,
+          upstreamModel,
+          ourModel,
+          !rewrite.usageNulls,
+        );
+        if (renamed !== undefined) {
+          yield { type: "chunk", json: renamed };
+          continue;
+        }
+      }
+      const chunk = parseChunk(data);
+      if (chunk.error) {
+        throw new UpstreamError({
+          kind: "http",
+          message: chunk.error.message ?? "Upstream stream error.",
+          vendorCode: chunk.error.code,
+          body: chunk,
+        });
+      }
+      if (upstreamId === undefined && typeof chunk.id === "string")
+        upstreamId = member("id", chunk.id);
+      if (upstreamModel === undefined && typeof chunk.model === "string")
+        upstreamModel = member("model", chunk.model);
+      usage = convertOpenAIUsage(chunk.usage) ?? usage;
+      const choices = chunk.choices ?? [];
+      for (const [position, choice] of choices.entries()) {
+        if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
+        const reason = mapOpenAIFinishReason(choice.finish_reason);
+        finishReasons[choice.index ?? position] = reason;
+        choice.finish_reason = OPENAI_REASONS[reason];
+      }
+      if (choices.length === 0) continue;
+      chunk.id = rewrite.id;
+      chunk.model = rewrite.model;
+      if (rewrite.usageNulls) chunk.usage = null;
+      else delete chunk.usage;
+      yield { type: "chunk", json: JSON.stringify(chunk) };
     }
-    const data = event.data;
-    if (
-      upstreamId !== undefined &&
-      upstreamModel !== undefined &&
-      // A chunk cut short (an upstream that breaks mid-frame) does not end its object.
-      data.charCodeAt(data.length - 1) === CLOSING_BRACE &&
-      !NEEDS_READING.test(data) &&
-      data.includes(upstreamId) &&
-      data.includes(upstreamModel)
-    ) {
-      const renamed = data.replace(upstreamId, ourId).replace(upstreamModel, ourModel);
-      yield {
-        type: "chunk",
-        json: rewrite.usageNulls ? renamed : renamed.replace(',"usage":null', ""),
-      };
-      continue;
-    }
-    const chunk = parseChunk(data);
-    if (chunk.error) {
+    const first = finishReasons[0];
+    if (first === undefined)
       throw new UpstreamError({
-        kind: "http",
-        message: chunk.error.message ?? "Upstream stream error.",
-        vendorCode: chunk.error.code,
-        body: chunk,
+        kind: "protocol",
+        message: "Upstream stream ended before it finished.",
       });
-    }
-    if (upstreamId === undefined && typeof chunk.id === "string")
-      upstreamId = member("id", chunk.id);
-    if (upstreamModel === undefined && typeof chunk.model === "string")
-      upstreamModel = member("model", chunk.model);
-    usage = convertOpenAIUsage(chunk.usage) ?? usage;
-    const choices = chunk.choices ?? [];
-    for (const [position, choice] of choices.entries()) {
-      if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
-      const reason = mapOpenAIFinishReason(choice.finish_reason);
-      finishReasons[choice.index ?? position] = reason;
-      choice.finish_reason = OPENAI_REASONS[reason];
-    }
-    if (choices.length === 0) continue;
-    chunk.id = rewrite.id;
-    chunk.model = rewrite.model;
-    if (rewrite.usageNulls) chunk.usage = null;
-    else delete chunk.usage;
-    yield { type: "chunk", json: JSON.stringify(chunk) };
+    const several = finishReasons.length > 1 || choiceCount > 1;
+    yield {
+      type: "finish",
+      finishReason: first,
+      ...(several ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) } : {}),
+      usage,
+    };
+  } catch (error) {
+    throw toUpstreamError(error, signal);
   }
-  const first = finishReasons[0];
-  if (first === undefined)
-    throw new UpstreamError({
-      kind: "protocol",
-      message: "Upstream stream ended before it finished.",
-    });
-  const several = finishReasons.length > 1 || choiceCount > 1;
-  yield {
-    type: "finish",
-    finishReason: first,
-    ...(several ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) } : {}),
-    usage,
-  };
 }

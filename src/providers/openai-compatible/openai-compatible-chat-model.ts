@@ -129,15 +129,12 @@ export class OpenAICompatibleChatModel implements ChatModel {
     rewrite: ChunkRewrite,
   ): Promise<AsyncIterable<ChatChunkStreamPart>> {
     const { response } = await this.#post(options, true);
-    const signal = options.abortSignal;
-    const chunks = passThroughChunks(decodeSse(response.body), rewrite, options.choiceCount ?? 1);
-    return (async function* () {
-      try {
-        yield* chunks;
-      } catch (error) {
-        throw toUpstreamError(error, signal);
-      }
-    })();
+    return passThroughChunks(
+      decodeSse(response.body),
+      rewrite,
+      options.choiceCount ?? 1,
+      options.abortSignal,
+    );
   }
 
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
