@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { UpstreamError } from "../../spec/index.ts";
 import { decodeSse, type SseEvent } from "./sse-decoder.ts";
@@ -99,5 +100,63 @@ describe("decodeSse bounds", () => {
     const events: SseEvent[] = [];
     for await (const event of decodeSse(pieces(), 6000)) events.push(event);
     expect(events.map((event) => event.data)).toEqual([long]);
+  });
+
+  it("agrees with a plain reading of the whole text, for any lines cut anywhere", async () => {
+    /** The WHATWG rules applied to the whole text at once, line by line. */
+    function reference(whole: string): SseEvent[] {
+      const events: SseEvent[] = [];
+      let event: string | undefined;
+      let id: string | undefined;
+      let data: string[] = [];
+      const dispatch = () => {
+        if (data.length > 0) events.push({ event, data: data.join("\n"), id });
+        event = undefined;
+        data = [];
+      };
+      const lines = whole.split(/\r\n|\r|\n/);
+      // Text after the last line end is a line too (the stream ended); a trailing empty string
+      // is not.
+      if (lines.at(-1) === "") lines.pop();
+      for (const line of lines) {
+        if (line === "") {
+          dispatch();
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon === -1 ? line : line.slice(0, colon);
+        let value = colon === -1 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "data") data.push(value);
+        else if (field === "event") event = value;
+        else if (field === "id") id = value;
+      }
+      dispatch();
+      return events;
+    }
+    const line = fc.oneof(
+      fc.constant(""),
+      fc.string().map((value) => `data: ${value.replace(/[\r\n]/g, "")}`),
+      fc.string().map((value) => `data:${value.replace(/[\r\n]/g, "")}`),
+      fc.constantFrom("data", "event: ping", "id: 7", "id", ": comment", "retry: 5", "eventx: y"),
+    );
+    const ending = fc.constantFrom("\n", "\r\n", "\r");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(line, ending), { maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (lines, cuts) => {
+          const whole = lines.map(([body, end]) => body + end).join("");
+          const points = [...new Set(cuts.map((cut) => cut % (whole.length + 1)))].sort(
+            (a, b) => a - b,
+          );
+          const chunks = [0, ...points, whole.length]
+            .slice(1)
+            .map((end, index, ends) => whole.slice(index === 0 ? 0 : ends[index - 1], end));
+          expect(await decode(chunks)).toEqual(reference(whole));
+        },
+      ),
+    );
   });
 });

@@ -3,7 +3,7 @@
  * Decodes a Server-Sent Events byte stream into `{event, data}` records (WHATWG rules: `field:`
  * with an optional space, comment lines starting with `:`, blank line ends an event; lines end
  * with CRLF, LF or CR). Runs once per line of every upstream stream, so it scans with indexOf
- * and keeps no per-line generators. One line, and one event's data, are bounded
+ * and slices a line's value straight out of the buffer (no per-line string or generator). One line, and one event's data, are bounded
  * (`maxEventChars`): a vendor sending an endless line fails the stream with an `UpstreamError`
  * of kind `too_large` instead of growing the buffer without end.
  */
@@ -28,34 +28,41 @@ function eventTooLarge(limit: number): UpstreamError {
 class EventBuilder {
   event: string | undefined;
   id: string | undefined;
-  data: string[] = [];
+  /** The event's first data line, and the further ones (rare: most events have one). */
+  #data: string | undefined;
+  #moreData: string[] | undefined;
   #dataChars = 0;
 
   constructor(readonly limit: number) {}
 
-  /** Takes one line; returns the event a blank line completes. */
-  line(line: string): SseEvent | undefined {
-    if (line === "") {
-      const done =
-        this.data.length > 0
-          ? { event: this.event, data: this.data.join("\n"), id: this.id }
-          : undefined;
+  /** Takes the line `text[start, end)`; returns the event a blank line completes. */
+  line(text: string, start: number, end: number): SseEvent | undefined {
+    if (start === end) {
+      const data = this.#moreData ? [this.#data, ...this.#moreData].join("\n") : this.#data;
+      const done = data !== undefined ? { event: this.event, data, id: this.id } : undefined;
       this.event = undefined;
-      this.data = [];
+      this.#data = undefined;
+      this.#moreData = undefined;
       this.#dataChars = 0;
       return done;
     }
-    if (line.charCodeAt(0) === 58 /* ":" */) return undefined;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1);
-    if (field === "data") {
-      this.#dataChars += value.length + 1;
+    if (text.charCodeAt(start) === 58 /* ":" */) return undefined;
+    let colon = text.indexOf(":", start);
+    if (colon >= end) colon = -1;
+    const fieldLength = (colon === -1 ? end : colon) - start;
+    let valueStart = colon === -1 ? end : colon + 1;
+    if (valueStart < end && text.charCodeAt(valueStart) === 32 /* " " */) valueStart++;
+    if (fieldLength === 4 && text.startsWith("data", start)) {
+      this.#dataChars += end - valueStart + 1;
       if (this.#dataChars > this.limit) throw eventTooLarge(this.limit);
-      this.data.push(value);
-    } else if (field === "event") this.event = value;
-    else if (field === "id") this.id = value;
+      const value = text.slice(valueStart, end);
+      if (this.#data === undefined) this.#data = value;
+      else if (this.#moreData) this.#moreData.push(value);
+      else this.#moreData = [value];
+    } else if (fieldLength === 5 && text.startsWith("event", start))
+      this.event = text.slice(valueStart, end);
+    else if (fieldLength === 2 && text.startsWith("id", start))
+      this.id = text.slice(valueStart, end);
     return undefined;
   }
 }
@@ -82,36 +89,51 @@ export async function* decodeSse(
   const decoder = new TextDecoder();
   const builder = new EventBuilder(maxEventChars);
   let buffer = "";
-  // `buffer` up to here holds no line end: a long line arriving in small chunks is scanned once,
-  // not once per chunk.
+  /** Where the unread part of `buffer` starts. */
+  let start = 0;
+  /** `buffer` from `start` up to here holds no line end: a long line arriving in small chunks
+   * is scanned once, not once per chunk. */
   let scanFrom = 0;
-  const take = function* (final: boolean): Generator<SseEvent> {
-    let start = 0;
-    let end = lineEnd(buffer, scanFrom);
-    while (end !== -1) {
+  /** The next event the buffer completes, or null when it holds no further whole line. */
+  const nextEvent = (final: boolean): SseEvent | null => {
+    for (;;) {
+      const end = lineEnd(buffer, scanFrom);
+      if (end === -1) {
+        scanFrom = buffer.length;
+        return null;
+      }
       const next = afterLineEnd(buffer, end, final);
-      if (next === -1) break;
-      const event = builder.line(buffer.slice(start, end));
+      if (next === -1) {
+        scanFrom = end;
+        return null;
+      }
+      const event = builder.line(buffer, start, end);
       start = next;
-      if (event) yield event;
-      end = lineEnd(buffer, start);
+      scanFrom = next;
+      if (event) return event;
     }
-    scanFrom = (end === -1 ? buffer.length : end) - start;
-    buffer = start === 0 ? buffer : buffer.slice(start);
+  };
+  const compact = () => {
+    if (start === 0) return;
+    buffer = buffer.slice(start);
+    scanFrom -= start;
+    start = 0;
   };
   for await (const chunk of chunks) {
     buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-    yield* take(false);
+    for (let event = nextEvent(false); event !== null; event = nextEvent(false)) yield event;
+    compact();
     // What is left is one unfinished line.
     if (buffer.length > maxEventChars) throw eventTooLarge(maxEventChars);
   }
   buffer += decoder.decode();
-  yield* take(true);
+  for (let event = nextEvent(true); event !== null; event = nextEvent(true)) yield event;
+  compact();
   if (buffer.length > 0) {
-    const event = builder.line(buffer);
+    const event = builder.line(buffer, 0, buffer.length);
     if (event) yield event;
   }
-  const last = builder.line("");
+  const last = builder.line("", 0, 0);
   if (last) yield last;
 }
 

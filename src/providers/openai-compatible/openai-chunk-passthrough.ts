@@ -77,19 +77,41 @@ export function renameMembers(
   if (modelAt < 0) return undefined;
   const usageAt = dropUsageNull ? data.indexOf(USAGE_NULL) : -1;
   // Members do not overlap (a member's quotes inside a JSON string would be escaped), so the
-  // cuts only need putting in order.
-  const cuts: Array<[number, number, string]> = [
-    [idAt, idAt + idMember.length, ourId],
-    [modelAt, modelAt + modelMember.length, ourModel],
-  ];
-  if (usageAt >= 0) cuts.push([usageAt, usageAt + USAGE_NULL.length, ""]);
-  cuts.sort((a, b) => a[0] - b[0]);
+  // cuts only need taking in order; no array of cuts, this runs for every chunk.
+  let idLeft = true;
+  let modelLeft = true;
+  let usageLeft = usageAt >= 0;
   let out = "";
   let from = 0;
-  for (const [start, end, replacement] of cuts) {
-    if (start < from) return undefined; // overlapping cuts: leave the chunk to the slow path
+  while (idLeft || modelLeft || usageLeft) {
+    let start = Number.POSITIVE_INFINITY;
+    let length = 0;
+    let replacement = "";
+    let cut: "id" | "model" | "usage" = "id";
+    if (idLeft && idAt < start) {
+      start = idAt;
+      length = idMember.length;
+      replacement = ourId;
+      cut = "id";
+    }
+    if (modelLeft && modelAt < start) {
+      start = modelAt;
+      length = modelMember.length;
+      replacement = ourModel;
+      cut = "model";
+    }
+    if (usageLeft && usageAt < start) {
+      start = usageAt;
+      length = USAGE_NULL.length;
+      replacement = "";
+      cut = "usage";
+    }
+    if (start < from) return undefined; // overlapping members: leave the chunk to the slow path
     out += data.slice(from, start) + replacement;
-    from = end;
+    from = start + length;
+    if (cut === "id") idLeft = false;
+    else if (cut === "model") modelLeft = false;
+    else usageLeft = false;
   }
   return out + data.slice(from);
 }
