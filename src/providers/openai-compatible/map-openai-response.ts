@@ -1,9 +1,10 @@
 /**
  * @module providers/openai-compatible/map-openai-response
- * Maps OpenAI finish reasons, usage objects and error envelopes to the normalized forms.
+ * Maps OpenAI finish reasons, usage objects and error envelopes to the normalized forms, and
+ * reads one chunk of an OpenAI chat stream.
  * @see https://platform.openai.com/docs/api-reference/chat/object
  */
-import type { ChatFinishReason, TokenUsage, UpstreamError } from "../../spec/index.ts";
+import { type ChatFinishReason, type TokenUsage, UpstreamError } from "../../spec/index.ts";
 import type { UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
 
@@ -69,4 +70,37 @@ export function readOpenAIErrorFields(body: unknown): { message?: string; code?:
 /** Reads OpenAI's error envelope from a non-2xx answer. */
 export function readOpenAIError(response: UpstreamResponse): Promise<UpstreamError> {
   return readUpstreamError(response, readOpenAIErrorFields);
+}
+
+/**
+ * One chunk of an OpenAI chat stream: its JSON object, or an `UpstreamError` for text that is
+ * not a JSON object (`protocol`) and for the error object a vendor sends mid-stream (`http`).
+ */
+export function parseOpenAIStreamChunk<T extends { error?: { message?: string; code?: string } }>(
+  data: string,
+): T {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(data);
+  } catch (error) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed stream chunk.",
+      cause: error,
+    });
+  }
+  if (typeof chunk !== "object" || chunk === null)
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream sent a malformed stream chunk.",
+    });
+  const { error } = chunk as T;
+  if (error)
+    throw new UpstreamError({
+      kind: "http",
+      message: error.message ?? "Upstream stream error.",
+      vendorCode: error.code,
+      body: chunk,
+    });
+  return chunk as T;
 }

@@ -16,7 +16,11 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { toUpstreamError } from "../kit/http-client.ts";
-import { convertOpenAIUsage, mapOpenAIFinishReason } from "./map-openai-response.ts";
+import {
+  convertOpenAIUsage,
+  mapOpenAIFinishReason,
+  parseOpenAIStreamChunk,
+} from "./map-openai-response.ts";
 
 interface RawChunk {
   id?: unknown;
@@ -41,20 +45,6 @@ const OPENAI_REASONS: Record<ChatFinishReason, string> = {
 };
 
 const member = (name: string, value: unknown) => `"${name}":${JSON.stringify(value)}`;
-
-function parseChunk(data: string): RawChunk {
-  try {
-    const chunk = JSON.parse(data) as unknown;
-    if (typeof chunk !== "object" || chunk === null) throw new Error("not an object");
-    return chunk as RawChunk;
-  } catch (error) {
-    throw new UpstreamError({
-      kind: "protocol",
-      message: "Upstream sent a malformed stream chunk.",
-      cause: error,
-    });
-  }
-}
 
 const USAGE_NULL = ',"usage":null';
 
@@ -161,15 +151,7 @@ export async function* passThroughChunks(
           continue;
         }
       }
-      const chunk = parseChunk(data);
-      if (chunk.error) {
-        throw new UpstreamError({
-          kind: "http",
-          message: chunk.error.message ?? "Upstream stream error.",
-          vendorCode: chunk.error.code,
-          body: chunk,
-        });
-      }
+      const chunk = parseOpenAIStreamChunk<RawChunk>(data);
       if (upstreamId === undefined && typeof chunk.id === "string")
         upstreamId = member("id", chunk.id);
       if (upstreamModel === undefined && typeof chunk.model === "string")

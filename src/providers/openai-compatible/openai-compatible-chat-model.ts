@@ -25,6 +25,7 @@ import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import {
   convertOpenAIUsage,
   mapOpenAIFinishReason,
+  parseOpenAIStreamChunk,
   readOpenAIError,
 } from "./map-openai-response.ts";
 import { passThroughChunks } from "./openai-chunk-passthrough.ts";
@@ -156,24 +157,7 @@ export class OpenAICompatibleChatModel implements ChatModel {
             done = true;
             continue;
           }
-          let chunk: OpenAIChunk;
-          try {
-            chunk = JSON.parse(event.data) as OpenAIChunk;
-          } catch (error) {
-            throw new UpstreamError({
-              kind: "protocol",
-              message: "Upstream sent a malformed stream chunk.",
-              cause: error,
-            });
-          }
-          if (chunk.error) {
-            throw new UpstreamError({
-              kind: "http",
-              message: chunk.error.message ?? "Upstream stream error.",
-              vendorCode: chunk.error.code,
-              body: chunk,
-            });
-          }
+          const chunk = parseOpenAIStreamChunk<OpenAIChunk>(event.data);
           usage = convertOpenAIUsage(chunk.usage) ?? usage;
           for (const choice of chunk.choices ?? []) {
             const index = choice.index ?? 0;
