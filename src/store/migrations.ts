@@ -4,6 +4,7 @@
  * SQLite and PostgreSQL; append new migrations, never edit a shipped one.
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { spendByDayMigration } from "./spend-by-day.ts";
 
 export type SqlDialect = "sqlite" | "postgres";
 
@@ -400,6 +401,9 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
         }
       },
     },
+    // What was charged per UTC day, per account and per key subtree (src/store/spend-by-day.ts):
+    // spend caps and budgets read day rows, not every usage record of their period.
+    "0013_spend_by_day": spendByDayMigration(dialect),
   };
 }
 

@@ -240,6 +240,14 @@ export interface BudgetAlertsTable {
   created_at: number;
 }
 
+/** What an account, or a key with every key below it, was charged on one UTC day. */
+export interface SpendByDayTable {
+  owner_id: string;
+  /** The day's UTC midnight, Unix ms. */
+  day: number;
+  spent_micros: number;
+}
+
 export interface Database {
   usage_records: UsageRecordsTable;
   accounts: AccountsTable;
@@ -255,4 +263,5 @@ export interface Database {
   credit_codes: CreditCodesTable;
   account_budgets: AccountBudgetsTable;
   budget_alerts: BudgetAlertsTable;
+  spend_by_day: SpendByDayTable;
 }

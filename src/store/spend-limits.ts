@@ -14,6 +14,7 @@
 import { type CompiledQuery, type Kysely, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import type { Database } from "./schema.ts";
+import { isDayStart, spentSince } from "./spend-by-day.ts";
 import type { SpendLimitCheck, SpendLimitRefusal } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -39,11 +40,16 @@ export function keySpendQuery(
     ? sql`(select coalesce(sum(hold_micros), 0) from inflight_requests
           where key_id in (select id from tree))`
     : sql`0`;
+  // The subtree's spend from its day rows (spend-by-day.ts); a period that does not start at a
+  // UTC midnight (none does today) is summed from the usage records instead.
+  const spent = isDayStart(since)
+    ? spentSince(keyId, since)
+    : sql`(select coalesce(sum(cost_micros), 0) from usage_records
+        where account_id = ${accountId} and created_at >= ${since}
+        and key_id in (select id from tree))`;
   return sql`${subtree(keyId)}
     select
-      (select coalesce(sum(cost_micros), 0) from usage_records
-        where account_id = ${accountId} and created_at >= ${since}
-        and key_id in (select id from tree)) as spent,
+      ${spent} as spent,
       ${requestHolds} as request_holds,
       (select coalesce(sum(hold_micros), 0) from video_tasks
         where key_id in (select id from tree) and billing_state in ('held', 'finalizing'))

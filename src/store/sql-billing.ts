@@ -12,7 +12,7 @@
  * hold, deleted with the charge or release), so a dead process's requests can be settled at
  * once after a restart (see sql-inflight.ts).
  */
-import { type Insertable, type Kysely, sql } from "kysely";
+import { type CompiledQuery, type Insertable, type Kysely, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
@@ -22,6 +22,7 @@ import type {
   LedgerEntriesTable,
   UsageRecordsTable,
 } from "./schema.ts";
+import { recordSpendQuery } from "./spend-by-day.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
 import { sqlUsageReads } from "./sql-usage.ts";
@@ -69,6 +70,25 @@ export function* entriesFor(entries: Queries["entries"], requestId: string) {
   };
 }
 
+/**
+ * Writes a usage record and, when it charged something, adds the charge to the day rows of its
+ * account and key tree (spend-by-day.ts) in the same transaction. Every usage record is written
+ * here.
+ */
+export function* insertUsage(
+  q: Queries,
+  row: UsageRecordsTable,
+): Generator<CompiledQuery, void, Record<string, unknown>[]> {
+  yield q.insertUsageRow(row);
+  if (row.cost_micros > 0)
+    yield q.recordSpend({
+      accountId: row.account_id,
+      keyId: row.key_id,
+      at: row.created_at,
+      costMicros: row.cost_micros,
+    });
+}
+
 /** The hot statements, compiled once (see query-template.ts). */
 export function hotQueries(db: Kysely<Database>) {
   return {
@@ -104,9 +124,10 @@ export function hotQueries(db: Kysely<Database>) {
         })
         .where("id", "=", args.accountId),
     ),
-    insertUsage: queryTemplate((row: UsageRecordsTable) =>
+    insertUsageRow: queryTemplate((row: UsageRecordsTable) =>
       db.insertInto("usage_records").values(row),
     ),
+    recordSpend: recordSpendQuery(db),
     deliverInflight: queryTemplate((p: { requestId: string; floor: number }) =>
       db
         .updateTable("inflight_requests")
@@ -299,7 +320,7 @@ export function sqlBillingStore(
           yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
         yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
-        yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory }));
+        yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory }));
         return { alreadySettled: false };
       });
       return holds ? settled.finally(() => holds.remove(record.requestId)) : settled;
@@ -314,7 +335,7 @@ export function sqlBillingStore(
           yield q.deleteInflight({ requestId: record.requestId });
         yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
         if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
-        yield q.insertUsage(toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
+        yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
       });
       return holds ? released.finally(() => holds.remove(record.requestId)) : released;
     },

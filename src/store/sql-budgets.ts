@@ -5,9 +5,10 @@
  * reading back, and the claim that makes each alert go out once per threshold and period (the
  * primary key decides between instances).
  */
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import type { AccountBudgetsTable, Database } from "./schema.ts";
+import { isDayStart, spentSince } from "./spend-by-day.ts";
 import { keySpendQuery } from "./spend-limits.ts";
 import type { AccountBudget, BudgetStore } from "./types.ts";
 
@@ -69,6 +70,12 @@ export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetSt
     },
 
     async accountSpend(accountId, since) {
+      if (isDayStart(since)) {
+        const { rows } = await sql<{
+          spent: number;
+        }>`select ${spentSince(accountId, since)} as spent`.execute(db);
+        return Number(rows[0]?.spent ?? 0);
+      }
       const row = await db
         .selectFrom("usage_records")
         .select((eb) => eb.fn.sum<number>("cost_micros").as("spent"))

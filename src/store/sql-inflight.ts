@@ -11,7 +11,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { HoldBook } from "./hold-book.ts";
 import type { Database, InflightRequestsTable } from "./schema.ts";
-import { entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
+import { entriesFor, insertUsage, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { BillingStore, DeadRequestFilter, UsageCheckpoint, UsageRecord } from "./types.ts";
 
@@ -93,7 +93,7 @@ export function sqlInflight(
         ),
       );
       yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
-      yield q.insertUsage(toRow(record));
+      yield* insertUsage(q, toRow(record));
       return true;
     });
     // A hold this process keeps in memory ends with its settlement.

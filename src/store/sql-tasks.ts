@@ -13,7 +13,14 @@ import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { auditInsert } from "./sql-audit.ts";
-import { availableFor, entriesFor, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
+import {
+  availableFor,
+  entriesFor,
+  insertUsage,
+  ledgerRow,
+  type Queries,
+  toRow,
+} from "./sql-billing.ts";
 import { fromRow, json, newRow, parse } from "./sql-task-rows.ts";
 import type { TaskStore, VideoTask, VideoTaskState } from "./task-types.ts";
 import type { TransactionRunner } from "./transactions.ts";
@@ -283,7 +290,8 @@ export function sqlTaskStore(
             ),
           );
           yield q.charge({ accountId: record.accountId, cost, held });
-          yield q.insertUsage(
+          yield* insertUsage(
+            q,
             toRow({ ...record, requestId: id, heldMicros: held, costMicros: cost }),
           );
         }

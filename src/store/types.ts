@@ -466,7 +466,7 @@ export interface BudgetStore {
     accountId: string,
     budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
   ): Promise<AccountBudget | undefined>;
-  /** What the account was charged since `since` (Unix ms), from its usage records. */
+  /** What the account was charged since `since` (Unix ms): its spend day rows when `since` is a UTC midnight, else its usage records. */
   accountSpend(accountId: string, since: number): Promise<number>;
   /** What the key and the keys below it were charged since `since`, and hold now. */
   keySpend(
