@@ -85,19 +85,26 @@ describe("rate and concurrency quotas", () => {
     const user = await createUser(gateway, { keyOptions: { concurrency: 3 } });
     // The key's lookup is cached first, so the ten requests reach the limiter together.
     expect((await gateway.request("/v1/models", { key: user.key })).status).toBe(200);
+    // Streams of about a second (a word every 40 ms): the three admitted ones hold their slots
+    // until all ten have reached the limiter, however slowly a loaded machine sends them.
     const responses = await Promise.all(
       Array.from({ length: 10 }, () =>
         gateway.request("/v1/chat/completions", {
           key: user.key,
-          json: chat("[[sandbox:delay=100]] slow"),
+          json: chat("[[sandbox:chunk-delay=40;words=25]] slow", { stream: true }),
         }),
       ),
     );
-    expect(responses.filter((response) => response.status === 200)).toHaveLength(3);
+    const admitted = responses.filter((response) => response.status === 200);
+    expect(admitted).toHaveLength(3);
     const throttled = responses.filter((response) => response.status === 429);
     expect(throttled).toHaveLength(7);
     for (const response of throttled) await expectThrottled(response);
-    expect(await inFlight(user.keyId)).toBe(0);
+    for (const response of admitted) expect(await response.text()).toContain("[DONE]");
+    await waitFor(
+      async () => inFlight(user.keyId),
+      (count) => count === 0,
+    );
   });
 
   it("keeps a streaming request's slot until its stream ends", async () => {

@@ -137,6 +137,11 @@ function suite(name: string, open: () => Promise<Backend>) {
         "insert into usage_records (request_id, account_id, model, endpoint, status, cost_micros, held_micros, created_at) values (?, ?, 'm', '/v1/chat/completions', 'succeeded', 700, 100, 0)",
         [`req_${id}`, id],
       );
+      // Its spend day row, as the store writes it with the record.
+      await backend.raw(
+        "insert into spend_by_day (owner_id, day, spent_micros) values (?, 0, 700)",
+        [id],
+      );
       const report = await store.verify();
       const found = report.problems.filter((problem) => problem.accountId === id);
       expect(found).toEqual([

@@ -1,14 +1,15 @@
 /**
  * @module store/ledger-verify
  * `ledger verify`: every account's balance and held amount against the sums of its ledger, no
- * balance or held amount below zero, no charge above the hold it settled, and every stored
- * amount a safe integer. Sums are compared as BigInts and whatever the database holds — values
+ * balance or held amount below zero, no charge above the hold it settled, every stored
+ * amount a safe integer, and the spend day rows equal to the usage records they sum. Sums are compared as BigInts and whatever the database holds — values
  * past 2^53, an SQLite sum that overflows, amounts stored as reals — ends as a reported problem,
  * never as an exception.
  */
 import type { Kysely } from "kysely";
 import { sql } from "kysely";
 import type { Database } from "./schema.ts";
+import { spendRowDifferences } from "./spend-by-day.ts";
 import type { LedgerProblem, LedgerReport } from "./types.ts";
 
 /** Rows read per page when the sums must be made here rather than by the database. */
@@ -119,6 +120,31 @@ async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> 
   return problems;
 }
 
+/** Spend day rows (spend caps and budgets read them) that disagree with the usage records. */
+async function spendRowProblems(db: Kysely<Database>): Promise<LedgerProblem[]> {
+  let differences: Awaited<ReturnType<typeof spendRowDifferences>>;
+  try {
+    differences = await spendRowDifferences(db);
+  } catch (error) {
+    // Damaged amounts (an SQLite sum that overflows) are reported, never thrown.
+    return [
+      {
+        kind: "out_of_range",
+        accountId: "*",
+        detail: `the spend day rows could not be compared with the usage records: ${error instanceof Error ? error.message : String(error)}`,
+      },
+    ];
+  }
+  if (differences.length === 0) return [];
+  const keys = await db.selectFrom("api_keys").select(["id", "account_id"]).execute();
+  const accountOf = new Map(keys.map((key) => [key.id, key.account_id]));
+  return differences.map(({ ownerId, detail }) => ({
+    kind: "spend_rows_mismatch" as const,
+    accountId: accountOf.get(ownerId) ?? ownerId,
+    detail,
+  }));
+}
+
 export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
   const accounts = await db
     .selectFrom("accounts")
@@ -153,5 +179,6 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
     if (held < 0n) report("negative_held", `held ${held}`);
   }
   problems.push(...(await chargesAboveHold(db)));
+  problems.push(...(await spendRowProblems(db)));
   return { accounts: accounts.length, entries, problems };
 }

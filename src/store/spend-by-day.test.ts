@@ -225,6 +225,27 @@ describe("migration 0013", () => {
         }>`select owner_id, day, spent_micros from spend_by_day order by owner_id, day`.execute(db)
       ).rows;
     const written = await rows();
+    const verifyWith = async () => {
+      const reopened = await openStore(file);
+      const { problems } = await reopened.verify();
+      await reopened.close();
+      return problems;
+    };
+    expect(await verifyWith()).toEqual([]);
+    // A row that no longer matches its records is reported under the key's account.
+    await sql`update spend_by_day set spent_micros = 41 where owner_id = ${child.id} and day = ${DAY1}`.execute(
+      db,
+    );
+    expect(await verifyWith()).toEqual([
+      {
+        kind: "spend_rows_mismatch",
+        accountId: account.id,
+        detail: `${child.id} on 2026-11-22: spend row 41, usage records 40`,
+      },
+    ]);
+    await sql`update spend_by_day set spent_micros = 40 where owner_id = ${child.id} and day = ${DAY1}`.execute(
+      db,
+    );
     expect(written).toEqual(
       [
         { owner_id: account.id, day: DAY1, spent_micros: 140 },

@@ -180,7 +180,9 @@ export type LedgerProblemKind =
   /** A charge larger than the hold it settled. */
   | "charge_above_hold"
   /** A stored amount that is not an integer within ±(2^53 − 1). */
-  | "out_of_range";
+  | "out_of_range"
+  /** A spend day row (what caps and budgets read) differs from the usage records it sums. */
+  | "spend_rows_mismatch";
 
 export interface LedgerProblem {
   kind: LedgerProblemKind;
