@@ -18,14 +18,24 @@ export interface PassthroughEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * An event the adapter passed on without reading it (a content block's start, delta or stop,
+ * a ping): its data exactly as the upstream sent it.
+ */
+export interface PassthroughTextEvent {
+  event: string;
+  data?: undefined;
+  json: string;
+}
+
 export interface PassthroughResult {
   body: Record<string, unknown>;
   usage: TokenUsage | undefined;
   upstreamRequestId?: string;
 }
 
-export interface PassthroughStream {
-  events: AsyncIterable<PassthroughEvent>;
+export interface PassthroughStream<Event = PassthroughEvent> {
+  events: AsyncIterable<Event>;
   /** Usage from `message_start` and `message_delta` seen so far. */
   usage(): TokenUsage | undefined;
   upstreamRequestId?: string;
@@ -34,6 +44,9 @@ export interface PassthroughStream {
 export interface MessagesPassthroughModel {
   readonly specificationVersion: "switchyard-messages-passthrough-1";
   create(call: PassthroughCall): Promise<PassthroughResult>;
-  stream(call: PassthroughCall): Promise<PassthroughStream>;
+  /** The events the gateway must read (usage, the stop, errors) parsed; the others as text. */
+  stream(
+    call: PassthroughCall,
+  ): Promise<PassthroughStream<PassthroughEvent | PassthroughTextEvent>>;
   countTokens(call: PassthroughCall): Promise<{ input_tokens: number }>;
 }

@@ -14,8 +14,10 @@ import type {
   ChatCallOptions,
   ChatResult,
   ChatStreamPart,
+  PassthroughEvent,
   PassthroughResult,
   PassthroughStream,
+  PassthroughTextEvent,
   TokenUsage,
 } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
@@ -24,7 +26,7 @@ import { buildMessagesResponse } from "./build-messages-response.ts";
 import { convertMessagesRequest } from "./convert-messages-request.ts";
 import { countMessagesTokens } from "./estimate-messages-cost.ts";
 import { toMessagesEvents } from "./messages-stream-events.ts";
-import { countOutputTokens, passthroughFrames } from "./passthrough-frames.ts";
+import { countOutputTokens, passthroughFrames, readUnreadDeltas } from "./passthrough-frames.ts";
 import { nativeMessagesBody } from "./request-fields.ts";
 import type { MessagesRequest } from "./schema.ts";
 
@@ -66,7 +68,11 @@ export function withoutSystemRole(
 
 type Attempt =
   | { kind: "native-json"; result: PassthroughResult; warnings: CallWarning[] }
-  | { kind: "native-stream"; stream: PassthroughStream; warnings: CallWarning[] }
+  | {
+      kind: "native-stream";
+      stream: PassthroughStream<PassthroughEvent | PassthroughTextEvent>;
+      warnings: CallWarning[];
+    }
   | {
       kind: "translated-json";
       result: ChatResult;
@@ -228,9 +234,10 @@ export function withMaxTokens(body: MessagesRequest, cap: number): Partial<Messa
  */
 function streamBilling(body: MessagesRequest, context: OperationContext) {
   const delivered = new DeliveredText();
-  const state = { delivered, failed: false, interrupted: false };
+  const state = { delivered, unread: [] as string[], failed: false, interrupted: false };
   let promptTokens: Promise<number> | undefined;
   const ownCount = async (): Promise<TokenUsage> => {
+    readUnreadDeltas(state);
     promptTokens ??= countMessagesTokens(body, { exact: true });
     return {
       input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
@@ -256,7 +263,7 @@ function streamBilling(body: MessagesRequest, context: OperationContext) {
 function nativeStream(
   body: MessagesRequest,
   context: OperationContext,
-  upstream: PassthroughStream,
+  upstream: PassthroughStream<PassthroughEvent | PassthroughTextEvent>,
   warnings: CallWarning[],
 ): OperationResult {
   const billing = streamBilling(body, context);

@@ -2,7 +2,9 @@
  * @module providers/anthropic/anthropic-passthrough
  * The native `/v1/messages` route: the client's Messages body goes to an Anthropic-protocol
  * upstream almost untouched (model mapped, `anthropic-version` / `anthropic-beta` forwarded),
- * and the answer or event stream comes back as is while its usage is read for billing.
+ * and the answer or event stream comes back as is while its usage is read for billing. Only the
+ * events that carry usage, the stop or an error are parsed; content blocks and pings go on as
+ * the upstream's text.
  * @see https://docs.anthropic.com/en/api/messages-streaming
  */
 import type {
@@ -10,6 +12,7 @@ import type {
   PassthroughCall,
   PassthroughEvent,
   PassthroughStream,
+  PassthroughTextEvent,
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
@@ -19,6 +22,18 @@ import type { AnthropicUsage } from "./anthropic-api.ts";
 import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
 import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
+
+/** Events passed on as text: nothing in them is read for billing or for the stream's end. */
+const UNREAD_EVENTS = new Set([
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "ping",
+]);
+
+/** Text that opens and closes an object; anything else is parsed (and refused when it is not JSON). */
+const isObjectText = (text: string) =>
+  text.charCodeAt(0) === 0x7b /* { */ && text.charCodeAt(text.length - 1) === 0x7d; /* } */
 
 export interface AnthropicPassthroughConfig {
   baseUrl: string;
@@ -62,7 +77,9 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
     }));
   }
 
-  async stream(call: PassthroughCall): Promise<PassthroughStream> {
+  async stream(
+    call: PassthroughCall,
+  ): Promise<PassthroughStream<PassthroughEvent | PassthroughTextEvent>> {
     const response = await this.#post(
       "/v1/messages",
       { ...call, body: { ...call.body, stream: true } },
@@ -70,10 +87,19 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
     );
     let usage: AnthropicUsage | undefined;
     const signal = call.abortSignal;
-    async function* events(): AsyncGenerator<PassthroughEvent> {
+    async function* events(): AsyncGenerator<PassthroughEvent | PassthroughTextEvent> {
       let stopped = false;
       try {
         for await (const frame of decodeSse(response.body)) {
+          // Most events carry nothing the gateway reads: they go on as text, unparsed.
+          if (
+            frame.event !== undefined &&
+            UNREAD_EVENTS.has(frame.event) &&
+            isObjectText(frame.data)
+          ) {
+            yield { event: frame.event, json: frame.data };
+            continue;
+          }
           const data = parseEventObject(frame.data);
           const event = frame.event ?? String(data.type ?? "message");
           if (event === "message_start") {
