@@ -10,9 +10,8 @@ import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import fc from "fast-check";
 import { Kysely, SqliteDialect, sql } from "kysely";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PG_URL, postgresReachable } from "../../test/support/postgres.ts";
+import { postgresReachable, throwawaySchema } from "../../test/support/postgres.ts";
 import { openStore, type Store, type UsageRecord } from "./index.ts";
 import { DAY_MS, spendByDayMigration } from "./spend-by-day.ts";
 
@@ -149,22 +148,9 @@ suite("SQLite", async () => ({
 }));
 
 describe.skipIf(!pgAvailable)("PostgreSQL (skipped when no server answers)", () => {
-  const schema = `switchyard_spend_${process.pid}_${Date.now()}`;
   suite("PostgreSQL", async () => {
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
-    const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    return {
-      store: await openStore(url),
-      async cleanup() {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        await client.query(`drop schema ${schema} cascade`);
-        await client.end();
-      },
-    };
+    const schema = await throwawaySchema("switchyard_spend");
+    return { store: await openStore(schema.url), cleanup: schema.drop };
   });
 });
 

@@ -7,9 +7,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PG_URL, postgresReachable } from "../../test/support/postgres.ts";
+import { postgresReachable, throwawaySchema } from "../../test/support/postgres.ts";
 import { newId, openStore, type Store, type UsageRecord } from "./index.ts";
 import type { NewVideoTask } from "./task-types.ts";
 
@@ -272,21 +271,8 @@ taskSuite("SQLite", async () => {
 });
 
 describe.skipIf(!pgAvailable)("PostgreSQL (skipped when no server answers)", () => {
-  const schema = `switchyard_tasks_${process.pid}_${Date.now()}`;
   taskSuite("PostgreSQL", async () => {
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
-    const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    return {
-      store: await openStore(url),
-      async cleanup() {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        await client.query(`drop schema ${schema} cascade`);
-        await client.end();
-      },
-    };
+    const schema = await throwawaySchema("switchyard_tasks");
+    return { store: await openStore(schema.url), cleanup: schema.drop };
   });
 });

@@ -5,9 +5,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PG_URL, postgresReachable } from "../../test/support/postgres.ts";
+import { postgresReachable, throwawaySchema } from "../../test/support/postgres.ts";
 import { openStore, type Store, type UsageRecord } from "./index.ts";
 
 const HOLD_DEFAULTS = { endpoint: "/v1/chat/completions", instanceId: "test", floorMicros: 0 };
@@ -421,22 +420,9 @@ describe("holds kept in memory (SQLite)", () => {
 describe.skipIf(!pgAvailable)(
   "PostgreSQL (skipped when no server answers at 127.0.0.1:5432)",
   () => {
-    const schema = `switchyard_test_${process.pid}_${Date.now()}`;
     storeSuite("PostgreSQL", async () => {
-      const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect();
-      await admin.query(`create schema ${schema}`);
-      await admin.end();
-      const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      return {
-        store: await openStore(url),
-        async cleanup() {
-          const client = new pg.Client({ connectionString: PG_URL });
-          await client.connect();
-          await client.query(`drop schema ${schema} cascade`);
-          await client.end();
-        },
-      };
+      const schema = await throwawaySchema("switchyard_test");
+      return { store: await openStore(schema.url), cleanup: schema.drop };
     });
   },
 );
