@@ -9,13 +9,14 @@
  *
  * Each checkout needs its `node_modules` (a symlink to this one's will do). Knobs:
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
- * `COMPARE_STREAM=1` for streamed requests, `COMPARE_WARMUP_SECONDS` (10).
+ * `COMPARE_STREAM=1` for streamed requests, `COMPARE_API=messages` for Anthropic messages on
+ * their native route, `COMPARE_WARMUP_SECONDS` (10).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
-import { chatBody, cpuMicros } from "./measure.ts";
+import { cpuMicros, loadRequest } from "./measure.ts";
 import {
   createLoadKey,
   GATEWAY_BANNER,
@@ -29,6 +30,7 @@ const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 8);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
 const STREAM = process.env.COMPARE_STREAM === "1";
+const LOAD = loadRequest(process.env.COMPARE_API === "messages" ? "messages" : "chat", STREAM);
 const WARMUP_SECONDS = Number(process.env.COMPARE_WARMUP_SECONDS ?? 10);
 
 interface Gateway extends Server {
@@ -53,12 +55,12 @@ async function startGateway(checkout: string, sandboxUrl: string): Promise<Gatew
 
 function load(gateway: Gateway, seconds: number) {
   return autocannon({
-    url: `${gateway.url}/v1/chat/completions`,
+    url: `${gateway.url}${LOAD.path}`,
     method: "POST",
     connections: CONNECTIONS,
     duration: seconds,
     headers: { "content-type": "application/json", authorization: `Bearer ${gateway.key}` },
-    body: chatBody(STREAM),
+    body: LOAD.body,
   });
 }
 

@@ -25,6 +25,23 @@ export interface LoadResult {
   cpuMicrosPerRequest?: number;
 }
 
+/** Which API a load uses: OpenAI chat completions, or Anthropic messages on its native route. */
+export type LoadApi = "chat" | "messages";
+
+/** The path and body of one request of `api`. */
+export function loadRequest(api: LoadApi, stream: boolean): { path: string; body: string } {
+  if (api === "chat") return { path: "/v1/chat/completions", body: chatBody(stream) };
+  return {
+    path: "/v1/messages",
+    body: JSON.stringify({
+      model: "claude-haiku-4-5",
+      max_tokens: 64,
+      stream,
+      messages: [{ role: "user", content: "Benchmark the gateway please" }],
+    }),
+  };
+}
+
 export function chatBody(stream: boolean): string {
   return JSON.stringify({
     model: "gpt-4o-mini",

@@ -7,6 +7,9 @@
  *
  *   npm run bench:profile -- [json|stream] [seconds]
  *
+ * `PROFILE_API=messages` loads Anthropic messages on their native route instead of chat
+ * completions.
+ *
  * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -14,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { chatBody } from "./measure.ts";
+import { type LoadApi, loadRequest } from "./measure.ts";
 import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./servers.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -104,6 +107,8 @@ export function summarize(profile: CpuProfile, skipMicros = 0): string {
 
 async function main() {
   const stream = process.argv[2] === "stream";
+  const api: LoadApi = process.env.PROFILE_API === "messages" ? "messages" : "chat";
+  const load = loadRequest(api, stream);
   const seconds = Number(process.argv[3] ?? 10);
   const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
   const sandbox = await startServer(
@@ -133,11 +138,11 @@ async function main() {
     );
     const key = await createLoadKey(gateway.url, ADMIN_KEY);
     const options = {
-      url: `${gateway.url}/v1/chat/completions`,
+      url: `${gateway.url}${load.path}`,
       method: "POST" as const,
       connections: Number(process.env.PROFILE_CONNECTIONS ?? 32),
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: chatBody(stream),
+      body: load.body,
     };
     await autocannon({ ...options, duration: 2 }); // warm-up, left out of the summary
     const loaded = performance.now();
@@ -152,7 +157,7 @@ async function main() {
       .sort((a, b) => b.size - a.size)[0]?.name;
     if (!file) throw new Error(`no profile was written in ${directory}`);
     process.stdout.write(
-      `${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
+      `${api} ${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
         `${result.non2xx + result.errors} failed; profile ${join(directory, file)} ` +
         `(load from ${((loaded - spawned) / 1000).toFixed(2)} s on)\n`,
     );
