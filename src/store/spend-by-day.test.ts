@@ -240,7 +240,10 @@ describe("migration 0013", () => {
         { owner_id: root.id, day: DAY2, spent_micros: 2 },
         { owner_id: child.id, day: DAY1, spent_micros: 40 },
         { owner_id: child.id, day: DAY2, spent_micros: 2 },
-      ].sort((a, b) => a.owner_id.localeCompare(b.owner_id) || a.day - b.day),
+        // SQLite orders text by its bytes, as `<` does (not as localeCompare would).
+      ].sort((a, b) =>
+        a.owner_id < b.owner_id ? -1 : a.owner_id > b.owner_id ? 1 : a.day - b.day,
+      ),
     );
     // The same rows again from the records alone.
     await sql`drop table spend_by_day`.execute(db);
