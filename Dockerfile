@@ -1,13 +1,23 @@
 # syntax=docker/dockerfile:1
 # The Switchyard gateway image: production dependencies installed in a full Node image (which
-# has the compilers better-sqlite3 falls back to), then copied with the sources into a slim
-# runtime that runs as the unprivileged `node` user. There is no build step: `tsx` (a
-# production dependency) runs the TypeScript sources, as `npm start` does.
+# has the compilers better-sqlite3 falls back to), the sources compiled to plain JavaScript in
+# another (`npm run build`, docs/architecture.md), both copied into a slim runtime that runs as
+# the unprivileged `node` user. The image holds the build, not the sources, so the CLI runs it.
 
 FROM node:20-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# `prepare` runs the build script, which skips the build without TypeScript (a dev dependency).
+COPY scripts ./scripts
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+# `npm ci` builds dist/ through `prepare`; the build fails the image on a type error.
+RUN npm ci --no-audit --no-fund && test -f dist/BUILD
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -15,10 +25,11 @@ ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY catalog ./catalog
-COPY src ./src
+COPY console/dist ./console/dist
 # The default SQLite database lives under ./data (a single instance without DATABASE_URL).
 RUN mkdir data && chown node:node data
 USER node

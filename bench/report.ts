@@ -5,9 +5,11 @@
  * p50 one request at a time and at most 1.5 × its CPU per request; streams at least 65 % with
  * at most 0.3 ms added to the time to first byte and at most 2 × its CPU per request.
  */
+
 import { writeFileSync } from "node:fs";
 import { cpus as cpuList, totalmem as totalMemory } from "node:os";
 import { join } from "node:path";
+import { chooseEntry } from "../bin/entry.js";
 import { describePlacement, type Placement } from "./placement.ts";
 
 export type Mode = "non-stream" | "stream";
@@ -95,6 +97,10 @@ export function formatTables(placement: Placement, rows: Summary[], shape: Bench
 }
 
 export function writeReport(root: string, sections: string[]): void {
+  const code =
+    chooseEntry(root, process.env.SWITCHYARD_RUN) === "build"
+      ? "the precompiled build (dist/)"
+      : "its TypeScript sources through tsx (no current build: `npm run build`)";
   const cpu = cpuList()[0]?.model ?? "unknown CPU";
   const machine = `${cpuList().length} × ${cpu}, ${Math.round(totalMemory() / 2 ** 30)} GiB, Node ${process.version}`;
   const path = join(root, "docs", "performance-latest.md");
@@ -102,7 +108,7 @@ export function writeReport(root: string, sections: string[]): void {
     path,
     `# Latest benchmark run\n\nWritten by \`npm run bench\` on ${new Date().toISOString()}.\n\n` +
       `Machine: ${machine}. Every server in its own process, the load generator in the bench ` +
-      `process.\n\n${sections.join("\n\n")}\n`,
+      `process. The gateway ran ${code}.\n\n${sections.join("\n\n")}\n`,
   );
   process.stdout.write(`\nwritten to ${path}\n`);
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { loadCatalogData, SHIPPED_CATALOG_DIR } from "../src/catalog/index.ts";
 import { type Config, ENV_OVERRIDES, loadConfig } from "../src/config/index.ts";
+import { CONSOLE_DIST } from "../src/http/console.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 import { section, variablesOfTable } from "./support/markdown.ts";
 
@@ -266,14 +267,31 @@ describe("Dockerfile", () => {
     expect(command.join(" ")).toBe(pkg.scripts.start);
   });
 
-  it("copies the sources and catalog the gateway reads, and ignores neither", () => {
-    const copied = find("COPY")
-      .filter((instruction) => !instruction.includes("--from="))
-      .flatMap((instruction) => instruction.split(/\s+/).slice(1, -1));
-    const needed = ["package.json", "bin", "src", relative(ROOT, SHIPPED_CATALOG_DIR)];
-    for (const path of needed) expect(copied, path).toContain(path);
+  it("copies the build, the catalog and the console the gateway reads, and ignores none", () => {
+    const sources = (instructions: string[]) =>
+      instructions
+        .filter((instruction) => /^COPY\s/i.test(instruction) && !instruction.includes("--from="))
+        .flatMap((instruction) => instruction.split(/\s+/).slice(1, -1));
+    const needed = [
+      "package.json",
+      "bin",
+      relative(ROOT, SHIPPED_CATALOG_DIR),
+      relative(ROOT, CONSOLE_DIST).replace(/\/$/, ""),
+    ];
+    for (const path of needed) expect(sources(runtime), path).toContain(path);
+    // dist/ comes from a stage that copies the sources and the build settings and runs the build.
+    const fromBuild = find("COPY").find((instruction) =>
+      /--from=\S+ \/app\/dist \.\/dist$/.test(instruction),
+    );
+    expect(fromBuild).toBeDefined();
+    const stageName = /--from=(\S+)/.exec(fromBuild!)?.[1];
+    const buildStage = stages.find((stage) => stage[0]?.endsWith(` AS ${stageName}`)) ?? [];
+    const built = ["src", "scripts", "tsconfig.json", "tsconfig.build.json", "package-lock.json"];
+    for (const path of built) expect(sources(buildStage), path).toContain(path);
+    expect(buildStage.join("\n")).toMatch(/\bnpm ci\b(?! --omit)/);
     const ignored = dockerIgnored();
-    for (const path of needed) expect(ignored(path), path).toBe(false);
+    for (const path of [...needed, ...built]) expect(ignored(path), path).toBe(false);
+    expect(ignored("dist"), "a local dist/ never enters the build").toBe(true);
   });
 
   it("needs only production dependencies", () => {

@@ -1,15 +1,22 @@
 /**
  * @module sandbox/isolated
  * The sandbox off the caller's event loop: `startSandboxIsolated` runs the sandbox server in a
- * worker thread (`worker-entry.mjs` → `worker.ts`) with a bounded heap, so no request to the
- * sandbox (a huge prompt, many large pictures) can stall the process that started it. A worker
- * that dies (e.g. out of memory) is replaced on the same port; `close` ends the thread.
+ * worker thread (`worker-entry.mjs` → `worker.ts`, or `worker.js` when built) with a bounded
+ * heap, so no request to the sandbox (a huge prompt, many large pictures) can stall the process
+ * that started it. A worker that dies (e.g. out of memory) is replaced on the same port; `close`
+ * ends the thread.
  */
 import { Worker } from "node:worker_threads";
 import type { SandboxOptions } from "./server.ts";
 import type { WorkerCommand, WorkerReport, WorkerStart } from "./worker.ts";
 
-const ENTRY = new URL("./worker-entry.mjs", import.meta.url);
+/**
+ * The worker's entry: from the sources, a bootstrap that registers tsx first (a worker starts
+ * without the parent's module hooks); from the precompiled build, the compiled module itself.
+ */
+const ENTRY = import.meta.url.endsWith(".ts")
+  ? new URL("./worker-entry.mjs", import.meta.url)
+  : new URL("./worker.js", import.meta.url);
 /** Default heap of the worker: enough for 32 MiB bodies and the request log, no more. */
 const DEFAULT_HEAP_MB = 1024;
 /** Time a worker has to close its server before it is terminated. */
