@@ -5,7 +5,7 @@
 // A production install (`npm ci --omit=dev`) has no TypeScript: it skips the build, and the CLI
 // runs the sources through tsx. `--out-dir DIR` builds elsewhere (the build's own test).
 import { spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,7 @@ try {
   process.exit(0);
 }
 const started = performance.now();
+const startedAt = Date.now();
 rmSync(dist, { recursive: true, force: true });
 const result = spawnSync(
   process.execPath,
@@ -46,5 +47,9 @@ if (result.status !== 0) {
   console.error(`build failed (tsc exited with ${result.status ?? result.signal})`);
   process.exit(1);
 }
-writeFileSync(join(dist, "BUILD"), `${new Date().toISOString()}\n`);
+// The stamp carries the time the build started: a source saved while tsc ran is newer than the
+// stamp, so the CLI runs the sources until the next build rather than a build without it.
+const stamp = join(dist, "BUILD");
+writeFileSync(stamp, `${new Date(startedAt).toISOString()}\n`);
+utimesSync(stamp, startedAt / 1000, startedAt / 1000);
 console.log(`built ${dist} in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -7,10 +7,10 @@
 import { spawnSync } from "node:child_process";
 import {
   copyFileSync,
-  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -94,8 +94,10 @@ describe("which code the CLI runs", () => {
 
 describe("the precompiled build", { timeout: 120_000 }, () => {
   /** A checkout without src/: the build, the CLI, and links to what the build reads. */
+  let buildBegan = 0;
   function builtCheckout(): string {
     const root = makeTempDir("switchyard-built-");
+    buildBegan = Date.now();
     const built = spawnSync(
       process.execPath,
       [join(REPO_ROOT, "scripts", "build.mjs"), "--out-dir", join(root, "dist")],
@@ -114,7 +116,10 @@ describe("the precompiled build", { timeout: 120_000 }, () => {
   it("compiles every module but the tests, importing .js files only, and stamps the build", () => {
     root = builtCheckout();
     const dist = join(root, "dist");
-    expect(existsSync(join(dist, BUILD_STAMP))).toBe(true);
+    // Dated when the build began, before any output: a source saved while tsc ran is newer.
+    const stamped = statSync(join(dist, BUILD_STAMP)).mtimeMs;
+    expect(stamped).toBeGreaterThanOrEqual(buildBegan - 1_000);
+    expect(stamped).toBeLessThanOrEqual(statSync(join(dist, "cli", "main.js")).mtimeMs);
     const files = readdirSync(dist, { recursive: true, encoding: "utf8" });
     const modules = files.filter((file) => file.endsWith(".js"));
     expect(modules).toContain(join("cli", "main.js"));
