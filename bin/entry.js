@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-/** The file `npm run build` writes last: its time is the build's. */
+/** The file `npm run build` writes last, dated when the build began. */
 export const BUILD_STAMP = "BUILD";
 
 /** The newest modification time (ms) of the files under `dir`, or 0 for none. */
