@@ -129,7 +129,8 @@ function collectingSink(): {
       }
       for await (const frame of result.frames) {
         if (signal.aborted) break;
-        frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
+        if (frame.jsonBatch) for (const json of frame.jsonBatch) frames.push(JSON.parse(json));
+        else frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
       }
     },
     close(_result, outcome) {

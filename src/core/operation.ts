@@ -30,6 +30,11 @@ export interface StreamFrame {
   data: unknown;
   /** The data already serialized (a chunk passed through from the upstream); `data` is unused. */
   json?: string;
+  /**
+   * Several unnamed events' data, already serialized (the chunks of one upstream read, passed
+   * through), written in order as one frame each; `data` and `json` are unused.
+   */
+  jsonBatch?: readonly string[];
 }
 
 export interface OperationContext {

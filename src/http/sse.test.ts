@@ -6,7 +6,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SseFrame } from "./sse.ts";
-import { writeSse } from "./sse.ts";
+import { formatSseFrame, writeSse } from "./sse.ts";
 
 /** Counts the socket writes (`_write` and `_writev`) a response makes from now on. */
 function countWrites(response: ServerResponse): { count: number } {
@@ -33,6 +33,18 @@ async function* burst(count: number): AsyncGenerator<SseFrame> {
   for (let index = 0; index < count; index++) yield { data: { index } };
   yield { data: "[DONE]" };
 }
+
+describe("formatSseFrame", () => {
+  it("writes a batch of passed-through chunks as one unnamed event each, in order", () => {
+    expect(formatSseFrame({ data: undefined, jsonBatch: ['{"a":1}', '{"b":2}'] })).toBe(
+      'data: {"a":1}\n\ndata: {"b":2}\n\n',
+    );
+    expect(formatSseFrame({ event: "ping", data: { type: "ping" } })).toBe(
+      'event: ping\ndata: {"type":"ping"}\n\n',
+    );
+    expect(formatSseFrame({ data: "[DONE]" })).toBe("data: [DONE]\n\n");
+  });
+});
 
 describe("writeSse", () => {
   let close: (() => void) | undefined;

@@ -11,6 +11,11 @@ import type { StreamFrame } from "../core/operation.ts";
 export type SseFrame = StreamFrame;
 
 export function formatSseFrame(frame: SseFrame): string {
+  if (frame.jsonBatch) {
+    let text = "";
+    for (const json of frame.jsonBatch) text += `data: ${json}\n\n`;
+    return text;
+  }
   const data = frame.json ?? (frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data));
   return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
 }

@@ -156,7 +156,8 @@ export interface ChunkRewrite {
  * with the usage the upstream reported (no usage-only chunk: the gateway writes its own).
  */
 export type ChatChunkStreamPart =
-  | { type: "chunk"; json: string }
+  /** The chunks of one upstream read, in order (never empty). */
+  | { type: "chunks"; json: string[] }
   | Extract<ChatStreamPart, { type: "finish" }>;
 
 export interface ChatModel {

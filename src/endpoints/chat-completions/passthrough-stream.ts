@@ -66,8 +66,8 @@ export function passedThroughStream(input: {
           state.usage = part.usage;
           continue;
         }
-        unread.push(part.json);
-        yield { data: undefined, json: part.json };
+        for (const json of part.json) unread.push(json);
+        yield { data: undefined, jsonBatch: part.json };
       }
     } catch (error) {
       state.interrupted = !context.signal.aborted;

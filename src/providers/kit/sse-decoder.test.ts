@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { UpstreamError } from "../../spec/index.ts";
-import { decodeSse, type SseEvent } from "./sse-decoder.ts";
+import { decodeSse, decodeSseBatches, type SseEvent } from "./sse-decoder.ts";
 
 async function decode(chunks: string[]): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
@@ -158,5 +158,69 @@ describe("decodeSse bounds", () => {
         },
       ),
     );
+  });
+});
+
+describe("decodeSseBatches", () => {
+  async function batches(chunks: string[], limit?: number) {
+    async function* source() {
+      for (const chunk of chunks) yield Buffer.from(chunk);
+    }
+    const out: SseEvent[][] = [];
+    let failure: unknown;
+    try {
+      for await (const batch of decodeSseBatches(source(), limit)) out.push(batch);
+    } catch (error) {
+      failure = error;
+    }
+    return { out, failure };
+  }
+
+  it("gives one batch per read that completes events, never an empty one, in decodeSse's order", async () => {
+    const reads = [
+      'data: {"a":1}\n\ndata: {"b":2}\n\nda',
+      "ta: 3",
+      "\n\n: only a comment\n",
+      "data: [DONE]\n\n",
+    ];
+    const { out } = await batches(reads);
+    expect(out.map(text)).toEqual([
+      [
+        [undefined, '{"a":1}'],
+        [undefined, '{"b":2}'],
+      ],
+      [[undefined, "3"]],
+      [[undefined, "[DONE]"]],
+    ]);
+    expect(out.flat()).toEqual(await decode(reads));
+  });
+
+  it("flattens to decodeSse's events for any cutting of a stream", async () => {
+    const line = fc.constantFrom("data: x", 'data: {"k":"v"}', "event: e", ": c", "", "id: 7");
+    const ending = fc.constantFrom("\n", "\r\n", "\r");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(line, ending), { maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (lines, cuts) => {
+          const whole = lines.map(([content, end]) => content + end).join("");
+          const at = [...new Set(cuts.map((cut) => cut % (whole.length + 1)))].sort(
+            (a, b) => a - b,
+          );
+          const reads = [0, ...at].map((from, index) =>
+            whole.slice(from, [...at, whole.length][index]),
+          );
+          const { out } = await batches(reads);
+          for (const batch of out) expect(batch.length).toBeGreaterThan(0);
+          expect(out.flat()).toEqual(await decode(reads));
+        },
+      ),
+    );
+  });
+
+  it("hands on a read's events before an event over the bound in the same read fails it", async () => {
+    const { out, failure } = await batches([`data: 1\n\ndata: ${"x".repeat(64)}\n\n`], 32);
+    expect(out.map(text)).toEqual([[[undefined, "1"]]]);
+    expect(failure).toBeInstanceOf(UpstreamError);
   });
 });

@@ -3,9 +3,10 @@
  * Decodes a Server-Sent Events byte stream into `{event, data}` records (WHATWG rules: `field:`
  * with an optional space, comment lines starting with `:`, blank line ends an event; lines end
  * with CRLF, LF or CR). Runs once per line of every upstream stream, so it scans with indexOf
- * and slices a line's value straight out of the buffer (no per-line string or generator). One line, and one event's data, are bounded
- * (`maxEventChars`): a vendor sending an endless line fails the stream with an `UpstreamError`
- * of kind `too_large` instead of growing the buffer without end.
+ * and slices a line's value straight out of the buffer (no per-line string or generator); it
+ * hands out the events one by one (`decodeSse`) or per read (`decodeSseBatches`). One line, and
+ * one event's data, are bounded (`maxEventChars`): a vendor sending an endless line fails the
+ * stream with an `UpstreamError` of kind `too_large` instead of growing the buffer without end.
  */
 import { UpstreamError } from "../../spec/index.ts";
 
@@ -86,6 +87,18 @@ export async function* decodeSse(
   chunks: AsyncIterable<Buffer | string>,
   maxEventChars = MAX_SSE_EVENT_CHARS,
 ): AsyncGenerator<SseEvent> {
+  for await (const events of decodeSseBatches(chunks, maxEventChars)) yield* events;
+}
+
+/**
+ * The same events as `decodeSse`, as the arrays that each read of the body completes (never
+ * empty): a consumer that handles a read's events in one go pays one asynchronous step per read
+ * instead of one per event — an upstream usually writes a whole answer in a few reads.
+ */
+export async function* decodeSseBatches(
+  chunks: AsyncIterable<Buffer | string>,
+  maxEventChars = MAX_SSE_EVENT_CHARS,
+): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder();
   const builder = new EventBuilder(maxEventChars);
   let buffer = "";
@@ -119,22 +132,37 @@ export async function* decodeSse(
     scanFrom -= start;
     start = 0;
   };
-  for await (const chunk of chunks) {
-    buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-    for (let event = nextEvent(false); event !== null; event = nextEvent(false)) yield event;
+  // The events a read completed go out before a failure that comes later in the same read (an
+  // event over the bound), as they would one by one.
+  let events: SseEvent[] = [];
+  try {
+    for await (const chunk of chunks) {
+      buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+      for (let event = nextEvent(false); event !== null; event = nextEvent(false))
+        events.push(event);
+      compact();
+      if (events.length > 0) {
+        const complete = events;
+        events = [];
+        yield complete;
+      }
+      // What is left is one unfinished line.
+      if (buffer.length > maxEventChars) throw eventTooLarge(maxEventChars);
+    }
+    buffer += decoder.decode();
+    for (let event = nextEvent(true); event !== null; event = nextEvent(true)) events.push(event);
     compact();
-    // What is left is one unfinished line.
-    if (buffer.length > maxEventChars) throw eventTooLarge(maxEventChars);
+    if (buffer.length > 0) {
+      const event = builder.line(buffer, 0, buffer.length);
+      if (event) events.push(event);
+    }
+    const last = builder.line("", 0, 0);
+    if (last) events.push(last);
+  } catch (error) {
+    if (events.length > 0) yield events;
+    throw error;
   }
-  buffer += decoder.decode();
-  for (let event = nextEvent(true); event !== null; event = nextEvent(true)) yield event;
-  compact();
-  if (buffer.length > 0) {
-    const event = builder.line(buffer, 0, buffer.length);
-    if (event) yield event;
-  }
-  const last = builder.line("", 0, 0);
-  if (last) yield last;
+  if (events.length > 0) yield events;
 }
 
 /** One event's data: a JSON object, else the stream is malformed. */

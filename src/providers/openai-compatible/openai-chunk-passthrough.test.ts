@@ -22,20 +22,39 @@ const delta = (content: string) => [
 const finish = (reason: string) => [{ index: 0, delta: {}, logprobs: null, finish_reason: reason }];
 const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
 
+/**
+ * Passes `data` through, the events arriving in reads of `sizes` events each (the last size
+ * repeats; one event per read by default). `parts` lists what came out, in order.
+ */
 async function collect(
   data: string[],
   rewrite = REWRITE,
-): Promise<{ chunks: string[]; finish: ChatChunkStreamPart | undefined }> {
-  async function* events() {
-    for (const item of data) yield { data: item };
+  sizes: number[] = [1],
+): Promise<{ chunks: string[]; finish: ChatChunkStreamPart | undefined; parts: string[][] }> {
+  async function* reads() {
+    let at = 0;
+    for (let read = 0; at < data.length; read++) {
+      const size = Math.max(1, sizes[Math.min(read, sizes.length - 1)] ?? 1);
+      yield data.slice(at, at + size).map((item) => ({ data: item }));
+      at += size;
+    }
   }
   const chunks: string[] = [];
+  const parts: string[][] = [];
   let end: ChatChunkStreamPart | undefined;
-  for await (const part of passThroughChunks(events(), rewrite, 1)) {
-    if (part.type === "chunk") chunks.push(part.json);
-    else end = part;
+  try {
+    for await (const part of passThroughChunks(reads(), rewrite, 1)) {
+      if (part.type === "chunks") {
+        expect(part.json.length).toBeGreaterThan(0);
+        parts.push(part.json);
+        chunks.push(...part.json);
+      } else end = part;
+    }
+  } catch (error) {
+    Object.assign(error as object, { delivered: chunks });
+    throw error;
   }
-  return { chunks, finish: end };
+  return { chunks, finish: end, parts };
 }
 
 const stream = (contents: string[]) => [
@@ -87,6 +106,37 @@ describe("passThroughChunks", () => {
     const data = stream(["a"]);
     data.splice(2, 0, whole.slice(0, whole.length - 10));
     await expect(collect(data)).rejects.toThrow(/malformed/);
+  });
+
+  it("hands on the chunks of one read together, the same chunks however the reads fall", async () => {
+    const data = stream(["a", "b", "c", "d"]);
+    const one = await collect(data);
+    expect(one.parts.map((part) => part.length)).toEqual([1, 1, 1, 1, 1, 1]);
+    const all = await collect(data, REWRITE, [data.length]);
+    expect(all.parts).toEqual([one.chunks]);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1 }),
+        async (sizes) => {
+          const split = await collect(data, REWRITE, sizes);
+          expect(split.chunks).toEqual(one.chunks);
+          expect(split.finish).toEqual(one.finish);
+        },
+      ),
+    );
+  });
+
+  it("hands on what a read held before a malformed chunk, then fails", async () => {
+    const data = stream(["a", "b"]);
+    data.splice(3, 0, "{not json");
+    const failure = await collect(data, REWRITE, [data.length]).catch((error: unknown) => error);
+    expect(String(failure)).toMatch(/malformed/);
+    const delivered = (failure as { delivered: string[] }).delivered;
+    expect(delivered.map((json) => JSON.parse(json).choices[0].delta.content)).toEqual([
+      "",
+      "a",
+      "b",
+    ]);
   });
 
   it("turns an error chunk into an upstream error", async () => {

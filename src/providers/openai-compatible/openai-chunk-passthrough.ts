@@ -107,14 +107,16 @@ export function renameMembers(
 }
 
 export async function* passThroughChunks(
-  events: AsyncIterable<{ data: string }>,
+  /** The upstream's events, as each read of its body completed them (`decodeSseBatches`). */
+  batches: AsyncIterable<Array<{ data: string }>>,
   rewrite: ChunkRewrite,
   choiceCount: number,
   /** The call's signal: a read that fails after it aborted is the client's leaving. */
   signal?: AbortSignal,
 ): AsyncGenerator<ChatChunkStreamPart> {
   // Read failures become upstream errors here rather than in a wrapping generator: one async
-  // layer less for every chunk.
+  // layer less. The chunks of one read go on together: one asynchronous step per read, not per
+  // chunk, down to the socket.
   try {
     const ourId = member("id", rewrite.id);
     const ourModel = member("model", rewrite.model);
@@ -124,52 +126,68 @@ export async function* passThroughChunks(
     const finishReasons: ChatFinishReason[] = [];
     let usage: TokenUsage | undefined;
     let done = false;
-    for await (const event of events) {
-      // Read on to the end of the body after [DONE]: a body dropped half-read costs the connection.
-      if (done || event.data === "[DONE]") {
-        done = true;
-        continue;
-      }
-      const data = event.data;
-      if (
-        upstreamId !== undefined &&
-        upstreamModel !== undefined &&
-        // A chunk cut short (an upstream that breaks mid-frame) does not end its object.
-        data.charCodeAt(data.length - 1) === CLOSING_BRACE &&
-        !NEEDS_READING.test(data)
-      ) {
-        const renamed = renameMembers(
-          data,
-          upstreamId,
-          ourId,
-          upstreamModel,
-          ourModel,
-          !rewrite.usageNulls,
-        );
-        if (renamed !== undefined) {
-          yield { type: "chunk", json: renamed };
-          continue;
+    /** The chunks of the read at hand that are ready to go. */
+    let ready: string[] = [];
+    try {
+      for await (const events of batches) {
+        for (const event of events) {
+          // Read on to the end of the body after [DONE]: a body dropped half-read costs the
+          // connection.
+          if (done || event.data === "[DONE]") {
+            done = true;
+            continue;
+          }
+          const data = event.data;
+          if (
+            upstreamId !== undefined &&
+            upstreamModel !== undefined &&
+            // A chunk cut short (an upstream that breaks mid-frame) does not end its object.
+            data.charCodeAt(data.length - 1) === CLOSING_BRACE &&
+            !NEEDS_READING.test(data)
+          ) {
+            const renamed = renameMembers(
+              data,
+              upstreamId,
+              ourId,
+              upstreamModel,
+              ourModel,
+              !rewrite.usageNulls,
+            );
+            if (renamed !== undefined) {
+              ready.push(renamed);
+              continue;
+            }
+          }
+          const chunk = parseOpenAIStreamChunk<RawChunk>(data);
+          if (upstreamId === undefined && typeof chunk.id === "string")
+            upstreamId = member("id", chunk.id);
+          if (upstreamModel === undefined && typeof chunk.model === "string")
+            upstreamModel = member("model", chunk.model);
+          usage = convertOpenAIUsage(chunk.usage) ?? usage;
+          const choices = chunk.choices ?? [];
+          for (const [position, choice] of choices.entries()) {
+            if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
+            const reason = mapOpenAIFinishReason(choice.finish_reason);
+            finishReasons[choice.index ?? position] = reason;
+            choice.finish_reason = OPENAI_REASONS[reason];
+          }
+          if (choices.length === 0) continue;
+          chunk.id = rewrite.id;
+          chunk.model = rewrite.model;
+          if (rewrite.usageNulls) chunk.usage = null;
+          else delete chunk.usage;
+          ready.push(JSON.stringify(chunk));
+        }
+        if (ready.length > 0) {
+          const json = ready;
+          ready = [];
+          yield { type: "chunks", json };
         }
       }
-      const chunk = parseOpenAIStreamChunk<RawChunk>(data);
-      if (upstreamId === undefined && typeof chunk.id === "string")
-        upstreamId = member("id", chunk.id);
-      if (upstreamModel === undefined && typeof chunk.model === "string")
-        upstreamModel = member("model", chunk.model);
-      usage = convertOpenAIUsage(chunk.usage) ?? usage;
-      const choices = chunk.choices ?? [];
-      for (const [position, choice] of choices.entries()) {
-        if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
-        const reason = mapOpenAIFinishReason(choice.finish_reason);
-        finishReasons[choice.index ?? position] = reason;
-        choice.finish_reason = OPENAI_REASONS[reason];
-      }
-      if (choices.length === 0) continue;
-      chunk.id = rewrite.id;
-      chunk.model = rewrite.model;
-      if (rewrite.usageNulls) chunk.usage = null;
-      else delete chunk.usage;
-      yield { type: "chunk", json: JSON.stringify(chunk) };
+    } catch (error) {
+      // What came before a malformed chunk in the same read still goes to the client first.
+      if (ready.length > 0) yield { type: "chunks", json: ready };
+      throw error;
     }
     const first = finishReasons[0];
     if (first === undefined)

@@ -19,7 +19,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSse, decodeSseBatches } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import {
@@ -131,7 +131,7 @@ export class OpenAICompatibleChatModel implements ChatModel {
   ): Promise<AsyncIterable<ChatChunkStreamPart>> {
     const { response } = await this.#post(options, true);
     return passThroughChunks(
-      decodeSse(response.body),
+      decodeSseBatches(response.body),
       rewrite,
       options.choiceCount ?? 1,
       options.abortSignal,
