@@ -152,11 +152,11 @@ export interface ChunkRewrite {
 }
 
 /**
- * A stream passed through: each chunk's JSON text as the client receives it, then the finish
- * with the usage the upstream reported (no usage-only chunk: the gateway writes its own).
+ * A stream passed through: each chunk's JSON text as the client receives it, the chunks of one
+ * upstream read together (in order, never empty), then the finish with the usage the upstream
+ * reported (no usage-only chunk: the gateway writes its own).
  */
 export type ChatChunkStreamPart =
-  /** The chunks of one upstream read, in order (never empty). */
   | { type: "chunks"; json: string[] }
   | Extract<ChatStreamPart, { type: "finish" }>;
 
