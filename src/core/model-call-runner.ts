@@ -11,6 +11,7 @@ import { formatWarning } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { DeliverySink } from "./deliver.ts";
 import type { ModelEndpointSet } from "./model-endpoints.ts";
+import type { StreamFrame } from "./operation.ts";
 
 /** An authenticated caller with a key (model endpoints need one). */
 export type KeyCaller = Caller & { key: ApiKeyRecord };
@@ -127,10 +128,14 @@ function collectingSink(): {
         }
         return;
       }
+      const collect = (frame: StreamFrame): void => {
+        if (frame.batch) for (const one of frame.batch) collect(one);
+        else if (frame.jsonBatch) for (const json of frame.jsonBatch) frames.push(JSON.parse(json));
+        else frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
+      };
       for await (const frame of result.frames) {
         if (signal.aborted) break;
-        if (frame.jsonBatch) for (const json of frame.jsonBatch) frames.push(JSON.parse(json));
-        else frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
+        collect(frame);
       }
     },
     close(_result, outcome) {

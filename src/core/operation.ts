@@ -35,6 +35,8 @@ export interface StreamFrame {
    * through), written in order as one frame each; `data` and `json` are unused.
    */
   jsonBatch?: readonly string[];
+  /** Several frames written together in order (the events of one upstream read, relayed). */
+  batch?: readonly StreamFrame[];
 }
 
 export interface OperationContext {

@@ -11,6 +11,11 @@ import type { StreamFrame } from "../core/operation.ts";
 export type SseFrame = StreamFrame;
 
 export function formatSseFrame(frame: SseFrame): string {
+  if (frame.batch) {
+    let text = "";
+    for (const one of frame.batch) text += formatSseFrame(one);
+    return text;
+  }
   if (frame.jsonBatch) {
     let text = "";
     for (const json of frame.jsonBatch) text += `data: ${json}\n\n`;

@@ -44,9 +44,13 @@ export interface PassthroughStream<Event = PassthroughEvent> {
 export interface MessagesPassthroughModel {
   readonly specificationVersion: "switchyard-messages-passthrough-1";
   create(call: PassthroughCall): Promise<PassthroughResult>;
-  /** The events the gateway must read (usage, the stop, errors) parsed; the others as text. */
+  /**
+   * The events the gateway must read (usage, the stop, errors) parsed; the others as text. The
+   * events come as the arrays each read of the upstream's body completed (in order, never
+   * empty), so the relay pays one asynchronous step per read, not per event.
+   */
   stream(
     call: PassthroughCall,
-  ): Promise<PassthroughStream<PassthroughEvent | PassthroughTextEvent>>;
+  ): Promise<PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>>;
   countTokens(call: PassthroughCall): Promise<{ input_tokens: number }>;
 }

@@ -70,7 +70,7 @@ type Attempt =
   | { kind: "native-json"; result: PassthroughResult; warnings: CallWarning[] }
   | {
       kind: "native-stream";
-      stream: PassthroughStream<PassthroughEvent | PassthroughTextEvent>;
+      stream: PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>;
       warnings: CallWarning[];
     }
   | {
@@ -263,7 +263,7 @@ function streamBilling(body: MessagesRequest, context: OperationContext) {
 function nativeStream(
   body: MessagesRequest,
   context: OperationContext,
-  upstream: PassthroughStream<PassthroughEvent | PassthroughTextEvent>,
+  upstream: PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>,
   warnings: CallWarning[],
 ): OperationResult {
   const billing = streamBilling(body, context);
@@ -278,15 +278,18 @@ function nativeStream(
     }
   }
   async function* relay(): AsyncGenerator<StreamFrame> {
-    for await (const frame of passthroughFrames(upstream.events, body.model, billing.state)) {
-      if (frame.event === "error") billing.noteFailure();
-      if (frame.event === "message_stop") {
-        await context.settle(
-          { tokens: upstream.usage() ?? (await billing.ownCount()) },
-          { upstreamRequestId: upstream.upstreamRequestId },
-        );
+    // A read's events go on as one frame; a message_stop among them is settled first.
+    for await (const batch of passthroughFrames(upstream.events, body.model, billing.state)) {
+      for (const frame of batch) {
+        if (frame.event === "error") billing.noteFailure();
+        if (frame.event === "message_stop") {
+          await context.settle(
+            { tokens: upstream.usage() ?? (await billing.ownCount()) },
+            { upstreamRequestId: upstream.upstreamRequestId },
+          );
+        }
       }
-      yield frame;
+      yield batch.length === 1 ? batch[0]! : { data: undefined, batch };
     }
   }
   return {

@@ -19,15 +19,20 @@ const state = (): PassthroughState => ({
   failed: false,
 });
 
+/** Relays `events` arriving in reads of `size` events each; the frames, flattened, in order. */
 async function relay(
   events: Array<PassthroughEvent | PassthroughTextEvent>,
   into: PassthroughState,
+  size = 1,
 ) {
-  async function* source() {
-    yield* events;
+  async function* reads() {
+    for (let at = 0; at < events.length; at += size) yield events.slice(at, at + size);
   }
   const frames = [];
-  for await (const frame of passthroughFrames(source(), "claude-asked", into)) frames.push(frame);
+  for await (const batch of passthroughFrames(reads(), "claude-asked", into)) {
+    expect(batch.length).toBeGreaterThan(0);
+    frames.push(...batch);
+  }
   return frames;
 }
 
@@ -80,10 +85,21 @@ describe("passthroughFrames", () => {
           events(() => false),
           parsed,
         );
-        await relay(
+        const frames = await relay(
           events((index) => pieces[index]!.asText),
           mixed,
         );
+        // However the reads fall, the same frames and the same count.
+        const together = state();
+        expect(
+          await relay(
+            events((index) => pieces[index]!.asText),
+            together,
+            3,
+          ),
+        ).toEqual(frames);
+        readUnreadDeltas(together);
+        expect(together.delivered.characters).toBe(parsed.delivered.characters);
         readUnreadDeltas(mixed);
         expect(mixed.delivered.characters).toBe(parsed.delivered.characters);
         expect(await mixed.delivered.tokens()).toBe(await parsed.delivered.tokens());

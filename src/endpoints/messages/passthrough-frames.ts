@@ -36,29 +36,37 @@ export function readUnreadDeltas(state: PassthroughState): void {
   state.unread = [];
 }
 
+/** The client's frames for each read's events, in order (one array per read). */
 export async function* passthroughFrames(
-  events: AsyncIterable<PassthroughEvent | PassthroughTextEvent>,
+  reads: AsyncIterable<Array<PassthroughEvent | PassthroughTextEvent>>,
   requestedModel: string,
   state: PassthroughState,
-): AsyncGenerator<StreamFrame> {
-  for await (const item of events) {
-    const { event, data } = item;
-    if (data === undefined) {
-      if (event === "content_block_delta") state.unread.push(item.json);
-      yield { event, data: undefined, json: item.json };
-      continue;
-    }
-    if (event === "message_start" && typeof data.message === "object" && data.message !== null) {
-      yield { event, data: { ...data, message: { ...data.message, model: requestedModel } } };
-      continue;
-    }
-    if (event === "content_block_delta") {
-      readUnreadDeltas(state); // in order: what came as text before this one first
-      addDelta(state.delivered, data.delta as Delta);
-    }
-    if (event === "error") state.failed = true;
-    yield { event, data };
+): AsyncGenerator<StreamFrame[]> {
+  for await (const events of reads) {
+    const frames: StreamFrame[] = [];
+    for (const item of events) frames.push(relayed(item, requestedModel, state));
+    if (frames.length > 0) yield frames;
   }
+}
+
+function relayed(
+  item: PassthroughEvent | PassthroughTextEvent,
+  requestedModel: string,
+  state: PassthroughState,
+): StreamFrame {
+  const { event, data } = item;
+  if (data === undefined) {
+    if (event === "content_block_delta") state.unread.push(item.json);
+    return { event, data: undefined, json: item.json };
+  }
+  if (event === "message_start" && typeof data.message === "object" && data.message !== null)
+    return { event, data: { ...data, message: { ...data.message, model: requestedModel } } };
+  if (event === "content_block_delta") {
+    readUnreadDeltas(state); // in order: what came as text before this one first
+    addDelta(state.delivered, data.delta as Delta);
+  }
+  if (event === "error") state.failed = true;
+  return { event, data };
 }
 
 /** Output tokens of a non-stream Messages body, counted roughly from its content. */

@@ -16,7 +16,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse, parseEventObject } from "../kit/sse-decoder.ts";
+import { decodeSseBatches, parseEventObject, type SseEvent } from "../kit/sse-decoder.ts";
 import { badResponse, postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicUsage } from "./anthropic-api.ts";
 import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
@@ -79,7 +79,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
 
   async stream(
     call: PassthroughCall,
-  ): Promise<PassthroughStream<PassthroughEvent | PassthroughTextEvent>> {
+  ): Promise<PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>> {
     const response = await this.#post(
       "/v1/messages",
       { ...call, body: { ...call.body, stream: true } },
@@ -87,35 +87,44 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
     );
     let usage: AnthropicUsage | undefined;
     const signal = call.abortSignal;
-    async function* events(): AsyncGenerator<PassthroughEvent | PassthroughTextEvent> {
+    type Relayed = PassthroughEvent | PassthroughTextEvent;
+    /** Reads one event: usage and the stop noted; most events go on as text, unparsed. */
+    const read = (frame: SseEvent): Relayed => {
+      if (frame.event !== undefined && UNREAD_EVENTS.has(frame.event) && isObjectText(frame.data))
+        return { event: frame.event, json: frame.data };
+      const data = parseEventObject(frame.data);
+      const event = frame.event ?? String(data.type ?? "message");
+      if (event === "message_start")
+        usage = mergeAnthropicUsage(
+          usage,
+          (data.message as { usage?: AnthropicUsage } | undefined)?.usage,
+        );
+      else if (event === "message_delta")
+        usage = mergeAnthropicUsage(usage, data.usage as AnthropicUsage | undefined);
+      return { event, data };
+    };
+    async function* events(): AsyncGenerator<Relayed[]> {
       let stopped = false;
+      /** The events of the read at hand, ready to go. */
+      let ready: Relayed[] = [];
       try {
-        for await (const frame of decodeSse(response.body)) {
-          // Most events carry nothing the gateway reads: they go on as text, unparsed.
-          if (
-            frame.event !== undefined &&
-            UNREAD_EVENTS.has(frame.event) &&
-            isObjectText(frame.data)
-          ) {
-            yield { event: frame.event, json: frame.data };
-            continue;
+        for await (const frames of decodeSseBatches(response.body)) {
+          for (const frame of frames) {
+            const event = read(frame);
+            ready.push(event);
+            if (event.event === "message_stop") stopped = true;
+            if (event.event === "error") {
+              yield ready;
+              return;
+            }
           }
-          const data = parseEventObject(frame.data);
-          const event = frame.event ?? String(data.type ?? "message");
-          if (event === "message_start") {
-            usage = mergeAnthropicUsage(
-              usage,
-              (data.message as { usage?: AnthropicUsage } | undefined)?.usage,
-            );
-          } else if (event === "message_delta") {
-            usage = mergeAnthropicUsage(usage, data.usage as AnthropicUsage | undefined);
-          } else if (event === "message_stop") {
-            stopped = true;
-          }
-          yield { event, data };
-          if (event === "error") return;
+          const batch = ready;
+          ready = [];
+          yield batch;
         }
       } catch (error) {
+        // What a read held before a malformed event still goes to the client first.
+        if (ready.length > 0) yield ready;
         throw toUpstreamError(error, signal);
       }
       if (!stopped)
