@@ -39,6 +39,11 @@ export interface StreamFrame {
   batch?: readonly StreamFrame[];
 }
 
+/** `frames` (not empty) as one frame: itself when there is one, else a batch. */
+export function framesTogether(frames: readonly StreamFrame[]): StreamFrame {
+  return frames.length === 1 ? frames[0]! : { data: undefined, batch: frames };
+}
+
 export interface OperationContext {
   requestId: string;
   accountId: string;

@@ -6,6 +6,7 @@
  */
 import type {
   PassthroughCall,
+  PassthroughEvent,
   PassthroughResult,
   PassthroughStream,
 } from "./messages-passthrough.ts";
@@ -13,6 +14,9 @@ import type {
 export interface ResponsesPassthroughModel {
   readonly specificationVersion: "switchyard-responses-passthrough-1";
   create(call: PassthroughCall): Promise<PassthroughResult>;
-  /** Events until the terminal one (`response.completed`, `.incomplete` or `.failed`). */
-  stream(call: PassthroughCall): Promise<PassthroughStream>;
+  /**
+   * Events until the terminal one (`response.completed`, `.incomplete` or `.failed`), as the
+   * arrays each read of the upstream's body completed (in order, never empty).
+   */
+  stream(call: PassthroughCall): Promise<PassthroughStream<PassthroughEvent[]>>;
 }

@@ -7,7 +7,12 @@
 
 import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
-import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
+import {
+  framesTogether,
+  type OperationContext,
+  type OperationResult,
+  type StreamFrame,
+} from "../../core/operation.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -278,18 +283,22 @@ function nativeStream(
     }
   }
   async function* relay(): AsyncGenerator<StreamFrame> {
-    // A read's events go on as one frame; a message_stop among them is settled first.
+    // A read's events go on as one frame; what came before a message_stop goes out before it
+    // is settled, as it would one event at a time.
     for await (const batch of passthroughFrames(upstream.events, body.model, billing.state)) {
-      for (const frame of batch) {
+      let from = 0;
+      for (let at = 0; at < batch.length; at++) {
+        const frame = batch[at]!;
         if (frame.event === "error") billing.noteFailure();
-        if (frame.event === "message_stop") {
-          await context.settle(
-            { tokens: upstream.usage() ?? (await billing.ownCount()) },
-            { upstreamRequestId: upstream.upstreamRequestId },
-          );
-        }
+        if (frame.event !== "message_stop") continue;
+        if (at > from) yield framesTogether(batch.slice(from, at));
+        from = at;
+        await context.settle(
+          { tokens: upstream.usage() ?? (await billing.ownCount()) },
+          { upstreamRequestId: upstream.upstreamRequestId },
+        );
       }
-      yield batch.length === 1 ? batch[0]! : { data: undefined, batch };
+      if (from < batch.length) yield framesTogether(from === 0 ? batch : batch.slice(from));
     }
   }
   return {

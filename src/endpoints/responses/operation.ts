@@ -10,7 +10,12 @@
  */
 import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
-import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
+import {
+  framesTogether,
+  type OperationContext,
+  type OperationResult,
+  type StreamFrame,
+} from "../../core/operation.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -19,6 +24,7 @@ import type {
   ChatMessage,
   ChatResult,
   ChatStreamPart,
+  PassthroughEvent,
   PassthroughResult,
   PassthroughStream,
   TokenUsage,
@@ -46,7 +52,7 @@ import { priorItems } from "./validate-responses-request.ts";
 
 type Attempt =
   | { kind: "native-json"; result: PassthroughResult }
-  | { kind: "native-stream"; stream: PassthroughStream }
+  | { kind: "native-stream"; stream: PassthroughStream<PassthroughEvent[]> }
   | { kind: "json"; result: ChatResult }
   | { kind: "stream"; parts: AsyncIterable<ChatStreamPart> };
 
@@ -239,7 +245,7 @@ function translatedStream(
 function nativeStream(
   body: ResponsesRequest,
   context: OperationContext,
-  upstream: PassthroughStream,
+  upstream: PassthroughStream<PassthroughEvent[]>,
   options: () => ChatCallOptions,
   warnings: CallWarning[],
 ): OperationResult {
@@ -247,27 +253,35 @@ function nativeStream(
   const billing = streamBilling(options, context);
   async function* frames(): AsyncGenerator<StreamFrame> {
     try {
-      for await (const { event, data } of upstream.events) {
-        const delta = deliveredDelta(event, data);
-        if (delta) billing.delivered.add(delta);
-        const frame = relay.frame(event, data);
-        if (event === "error" || event === "response.failed") billing.noteFailure();
-        if (event === "response.completed" || event === "response.incomplete") {
-          const usage = upstream.usage() ?? (await billing.ownCount());
-          billing.state.usage = usage;
-          await context.settle(
-            { tokens: usage },
-            { upstreamRequestId: upstream.upstreamRequestId },
-          );
-          const response = relay.snapshot;
-          if (typeof response.id === "string")
-            await keepResponse(body, context, {
-              ...response,
-              id: response.id,
-              model: context.model.id,
-            });
+      // A read's events go on as one frame; what came before a terminal event goes out before
+      // it is settled, as it would one event at a time.
+      for await (const events of upstream.events) {
+        let batch: StreamFrame[] = [];
+        for (const { event, data } of events) {
+          const delta = deliveredDelta(event, data);
+          if (delta) billing.delivered.add(delta);
+          const frame = relay.frame(event, data);
+          if (event === "error" || event === "response.failed") billing.noteFailure();
+          if (event === "response.completed" || event === "response.incomplete") {
+            if (batch.length > 0) yield framesTogether(batch);
+            batch = [];
+            const usage = upstream.usage() ?? (await billing.ownCount());
+            billing.state.usage = usage;
+            await context.settle(
+              { tokens: usage },
+              { upstreamRequestId: upstream.upstreamRequestId },
+            );
+            const response = relay.snapshot;
+            if (typeof response.id === "string")
+              await keepResponse(body, context, {
+                ...response,
+                id: response.id,
+                model: context.model.id,
+              });
+          }
+          batch.push(frame);
         }
-        yield frame;
+        if (batch.length > 0) yield framesTogether(batch);
       }
     } catch (error) {
       billing.noteFailure();

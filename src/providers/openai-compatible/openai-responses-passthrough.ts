@@ -15,7 +15,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse, parseEventObject } from "../kit/sse-decoder.ts";
+import { decodeSseBatches, parseEventObject } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { readOpenAIError } from "./map-openai-response.ts";
 
@@ -86,29 +86,39 @@ export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
     }));
   }
 
-  async stream(call: PassthroughCall): Promise<PassthroughStream> {
+  async stream(call: PassthroughCall): Promise<PassthroughStream<PassthroughEvent[]>> {
     const response = await this.#post(call, true);
     let usage: TokenUsage | undefined;
     const signal = call.abortSignal;
-    async function* events(): AsyncGenerator<PassthroughEvent> {
+    async function* events(): AsyncGenerator<PassthroughEvent[]> {
       let ended = false;
+      /** The events of the read at hand, ready to go. */
+      let ready: PassthroughEvent[] = [];
       try {
-        for await (const frame of decodeSse(response.body)) {
-          if (frame.data === "[DONE]") break;
-          const data = parseEventObject(frame.data);
-          const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
-          if (TERMINAL.has(event)) {
-            ended = true;
-            usage = convertResponsesUsage(
-              (data.response as { usage?: unknown } | undefined)?.usage,
-            );
+        reading: for await (const frames of decodeSseBatches(response.body)) {
+          for (const frame of frames) {
+            if (frame.data === "[DONE]") break reading;
+            const data = parseEventObject(frame.data);
+            const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
+            if (TERMINAL.has(event)) {
+              ended = true;
+              usage = convertResponsesUsage(
+                (data.response as { usage?: unknown } | undefined)?.usage,
+              );
+            }
+            ready.push({ event, data });
+            if (ended) break reading;
           }
-          yield { event, data };
-          if (ended) return;
+          const batch = ready;
+          ready = [];
+          yield batch;
         }
       } catch (error) {
+        // What a read held before a malformed event still goes to the client first.
+        if (ready.length > 0) yield ready;
         throw toUpstreamError(error, signal);
       }
+      if (ready.length > 0) yield ready;
       if (!ended)
         throw new UpstreamError({
           kind: "protocol",
