@@ -10,7 +10,8 @@
  * Each checkout needs its `node_modules` (a symlink to this one's will do). Knobs:
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
  * `COMPARE_STREAM=1` for streamed requests, `COMPARE_API=messages` for Anthropic messages on
- * their native route, `COMPARE_WARMUP_SECONDS` (10).
+ * their native route, `COMPARE_MODEL` for another model (a translated route, say),
+ * `COMPARE_WARMUP_SECONDS` (10).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +31,11 @@ const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 8);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
 const STREAM = process.env.COMPARE_STREAM === "1";
-const LOAD = loadRequest(process.env.COMPARE_API === "messages" ? "messages" : "chat", STREAM);
+const LOAD = loadRequest(
+  process.env.COMPARE_API === "messages" ? "messages" : "chat",
+  STREAM,
+  process.env.COMPARE_MODEL || undefined,
+);
 const WARMUP_SECONDS = Number(process.env.COMPARE_WARMUP_SECONDS ?? 10);
 
 interface Gateway extends Server {

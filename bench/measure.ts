@@ -28,13 +28,20 @@ export interface LoadResult {
 /** Which API a load uses: OpenAI chat completions, or Anthropic messages on its native route. */
 export type LoadApi = "chat" | "messages";
 
-/** The path and body of one request of `api`. */
-export function loadRequest(api: LoadApi, stream: boolean): { path: string; body: string } {
-  if (api === "chat") return { path: "/v1/chat/completions", body: chatBody(stream) };
+/**
+ * The path and body of one request of `api`; `model` picks another catalog model (a chat
+ * request to `claude-haiku-4-5`, say, is translated to the Anthropic protocol and back).
+ */
+export function loadRequest(
+  api: LoadApi,
+  stream: boolean,
+  model?: string,
+): { path: string; body: string } {
+  if (api === "chat") return { path: "/v1/chat/completions", body: chatBody(stream, model) };
   return {
     path: "/v1/messages",
     body: JSON.stringify({
-      model: "claude-haiku-4-5",
+      model: model ?? "claude-haiku-4-5",
       max_tokens: 64,
       stream,
       messages: [{ role: "user", content: "Benchmark the gateway please" }],
@@ -42,9 +49,9 @@ export function loadRequest(api: LoadApi, stream: boolean): { path: string; body
   };
 }
 
-export function chatBody(stream: boolean): string {
+export function chatBody(stream: boolean, model = "gpt-4o-mini"): string {
   return JSON.stringify({
-    model: "gpt-4o-mini",
+    model,
     max_tokens: 64,
     stream,
     messages: [{ role: "user", content: "Benchmark the gateway please" }],

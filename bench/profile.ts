@@ -8,7 +8,7 @@
  *   npm run bench:profile -- [json|stream] [seconds]
  *
  * `PROFILE_API=messages` loads Anthropic messages on their native route instead of chat
- * completions.
+ * completions; `PROFILE_MODEL` another model (a translated route, say).
  *
  * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
  */
@@ -108,7 +108,7 @@ export function summarize(profile: CpuProfile, skipMicros = 0): string {
 async function main() {
   const stream = process.argv[2] === "stream";
   const api: LoadApi = process.env.PROFILE_API === "messages" ? "messages" : "chat";
-  const load = loadRequest(api, stream);
+  const load = loadRequest(api, stream, process.env.PROFILE_MODEL || undefined);
   const seconds = Number(process.argv[3] ?? 10);
   const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
   const sandbox = await startServer(

@@ -21,6 +21,7 @@ import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
+import { textChunkWriter } from "./chunk-json.ts";
 import { convertChatRequest, toChatResponseFormat } from "./convert-chat-request.ts";
 import { passedThroughStream } from "./passthrough-stream.ts";
 import { splitExtraFields } from "./request-fields.ts";
@@ -166,6 +167,13 @@ export async function runChatCompletion(
     ...(includeUsage ? { usage: null } : {}),
   });
 
+  const textChunk = textChunkWriter({
+    id,
+    created,
+    model: context.model.id,
+    includeUsage,
+  });
+
   async function* frames(): AsyncGenerator<StreamFrame> {
     for (let choice = 0; choice < choiceCount; choice++)
       yield { data: chunk({ role: "assistant", content: "" }, choice) };
@@ -175,11 +183,14 @@ export async function runChatCompletion(
         switch (part.type) {
           case "text-delta":
             delivered.add(part.delta);
-            yield { data: chunk({ content: part.delta }, part.choice) };
+            yield { data: undefined, json: textChunk("content", part.delta, part.choice ?? 0) };
             break;
           case "reasoning-delta":
             delivered.add(part.delta);
-            yield { data: chunk({ reasoning_content: part.delta }, part.choice) };
+            yield {
+              data: undefined,
+              json: textChunk("reasoning_content", part.delta, part.choice ?? 0),
+            };
             break;
           case "tool-call-start":
             yield {
