@@ -19,7 +19,7 @@ import {
   toUpstreamError,
   type UpstreamResponse,
 } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicResponse } from "./anthropic-api.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
@@ -131,7 +131,7 @@ export class AnthropicChatModel implements ChatModel {
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
     const { request, response } = await this.#post(options, true);
     const signal = options.abortSignal;
-    const parts = parseAnthropicStream(decodeSse(response.body), {
+    const parts = parseAnthropicStream(decodeSseBatches(response.body), {
       warnings: request.warnings,
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
       prefill: request.prefill,

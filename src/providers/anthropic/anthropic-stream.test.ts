@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { ChatStreamPart } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import type { OutputTool } from "./anthropic-json-output.ts";
 import { parseAnthropicStream } from "./anthropic-stream.ts";
 
@@ -27,7 +27,7 @@ async function parts(
   outputTool?: OutputTool,
 ): Promise<ChatStreamPart[]> {
   const out: ChatStreamPart[] = [];
-  const stream = parseAnthropicStream(decodeSse(chunks(sse)), {
+  const stream = parseAnthropicStream(decodeSseBatches(chunks(sse)), {
     warnings: [{ type: "unsupported", setting: "seed" }],
     upstreamRequestId: "req_1",
     prefill,

@@ -69,7 +69,8 @@ function parseInput(input: string): unknown {
 }
 
 export async function* parseAnthropicStream(
-  events: AsyncIterable<SseEvent>,
+  /** The upstream's events, as each read completed them (`decodeSseBatches`). */
+  batches: AsyncIterable<SseEvent[]>,
   init: AnthropicStreamInit,
 ): AsyncGenerator<ChatStreamPart> {
   let started = false;
@@ -82,92 +83,97 @@ export async function* parseAnthropicStream(
   let answered = false;
   const outputTool = init.outputTool;
 
-  for await (const event of events) {
-    const data = parseEvent(event);
-    const type = data.type ?? event.event;
-    if (type === "error") throw anthropicStreamError(data, init.upstreamRequestId);
-    if (type === "message_start") {
-      started = true;
-      usage = mergeAnthropicUsage(usage, data.message?.usage);
-      yield {
-        type: "stream-start",
-        warnings: init.warnings,
-        upstreamRequestId: init.upstreamRequestId,
-        ...(data.message?.id ? { id: data.message.id } : {}),
-      };
-      continue;
-    }
-    if (!started) continue;
-    const blockIndex = data.index ?? -1;
-    switch (type) {
-      case "content_block_start": {
-        const block = data.content_block;
-        if (block?.type === "text") {
-          if (prefill) yield { type: "text-delta", delta: prefill };
-          prefill = undefined;
-          if (block.text) yield { type: "text-delta", delta: block.text };
-        } else if (block?.type === "tool_use" && outputTool && block.name === outputTool.name) {
-          if (!answered) answers.set(blockIndex, { input: "" });
-          answered = true;
-        } else if (block?.type === "tool_use") {
-          const tool = { index: tools.size, hasInput: false };
-          tools.set(blockIndex, tool);
-          yield {
-            type: "tool-call-start",
-            index: tool.index,
-            id: block.id ?? "",
-            name: block.name ?? "",
-          };
-        }
-        break;
+  // One asynchronous step per read: a read's events are taken in a plain loop.
+  reading: for await (const events of batches)
+    for (const event of events) {
+      const data = parseEvent(event);
+      const type = data.type ?? event.event;
+      if (type === "error") throw anthropicStreamError(data, init.upstreamRequestId);
+      if (type === "message_start") {
+        started = true;
+        usage = mergeAnthropicUsage(usage, data.message?.usage);
+        yield {
+          type: "stream-start",
+          warnings: init.warnings,
+          upstreamRequestId: init.upstreamRequestId,
+          ...(data.message?.id ? { id: data.message.id } : {}),
+        };
+        continue;
       }
-      case "content_block_delta": {
-        const delta = data.delta;
-        if (delta?.type === "text_delta" && delta.text) {
-          yield { type: "text-delta", delta: delta.text };
-        } else if (delta?.type === "thinking_delta" && delta.thinking) {
-          yield { type: "reasoning-delta", delta: delta.thinking };
-        } else if (delta?.type === "input_json_delta" && delta.partial_json) {
-          const answer = answers.get(blockIndex);
-          if (answer && outputTool?.wrapped) answer.input += delta.partial_json;
-          else if (answer) {
-            answer.input += delta.partial_json;
-            yield { type: "text-delta", delta: delta.partial_json };
-          }
-          const tool = tools.get(blockIndex);
-          if (tool) {
-            tool.hasInput = true;
+      if (!started) continue;
+      const blockIndex = data.index ?? -1;
+      switch (type) {
+        case "content_block_start": {
+          const block = data.content_block;
+          if (block?.type === "text") {
+            if (prefill) yield { type: "text-delta", delta: prefill };
+            prefill = undefined;
+            if (block.text) yield { type: "text-delta", delta: block.text };
+          } else if (block?.type === "tool_use" && outputTool && block.name === outputTool.name) {
+            if (!answered) answers.set(blockIndex, { input: "" });
+            answered = true;
+          } else if (block?.type === "tool_use") {
+            const tool = { index: tools.size, hasInput: false };
+            tools.set(blockIndex, tool);
             yield {
-              type: "tool-call-delta",
+              type: "tool-call-start",
               index: tool.index,
-              argumentsDelta: delta.partial_json,
+              id: block.id ?? "",
+              name: block.name ?? "",
             };
           }
+          break;
         }
-        break;
+        case "content_block_delta": {
+          const delta = data.delta;
+          if (delta?.type === "text_delta" && delta.text) {
+            yield { type: "text-delta", delta: delta.text };
+          } else if (delta?.type === "thinking_delta" && delta.thinking) {
+            yield { type: "reasoning-delta", delta: delta.thinking };
+          } else if (delta?.type === "input_json_delta" && delta.partial_json) {
+            const answer = answers.get(blockIndex);
+            if (answer && outputTool?.wrapped) answer.input += delta.partial_json;
+            else if (answer) {
+              answer.input += delta.partial_json;
+              yield { type: "text-delta", delta: delta.partial_json };
+            }
+            const tool = tools.get(blockIndex);
+            if (tool) {
+              tool.hasInput = true;
+              yield {
+                type: "tool-call-delta",
+                index: tool.index,
+                argumentsDelta: delta.partial_json,
+              };
+            }
+          }
+          break;
+        }
+        case "content_block_stop": {
+          const answer = answers.get(blockIndex);
+          if (answer && outputTool && (outputTool.wrapped || answer.input === "")) {
+            yield {
+              type: "text-delta",
+              delta: outputToolText(parseInput(answer.input), outputTool),
+            };
+          }
+          const tool = tools.get(blockIndex);
+          if (tool && !tool.hasInput) {
+            tool.hasInput = true;
+            yield { type: "tool-call-delta", index: tool.index, argumentsDelta: "{}" };
+          }
+          break;
+        }
+        case "message_delta":
+          if (data.delta?.stop_reason !== undefined) stopReason = data.delta.stop_reason;
+          usage = mergeAnthropicUsage(usage, data.usage);
+          break;
+        case "message_stop":
+          stopped = true;
+          break;
       }
-      case "content_block_stop": {
-        const answer = answers.get(blockIndex);
-        if (answer && outputTool && (outputTool.wrapped || answer.input === "")) {
-          yield { type: "text-delta", delta: outputToolText(parseInput(answer.input), outputTool) };
-        }
-        const tool = tools.get(blockIndex);
-        if (tool && !tool.hasInput) {
-          tool.hasInput = true;
-          yield { type: "tool-call-delta", index: tool.index, argumentsDelta: "{}" };
-        }
-        break;
-      }
-      case "message_delta":
-        if (data.delta?.stop_reason !== undefined) stopReason = data.delta.stop_reason;
-        usage = mergeAnthropicUsage(usage, data.usage);
-        break;
-      case "message_stop":
-        stopped = true;
-        break;
+      if (stopped) break reading;
     }
-    if (stopped) break;
-  }
   if (!stopped) {
     throw new UpstreamError({
       kind: "protocol",

@@ -6,7 +6,7 @@
  */
 import { UpstreamError } from "../../spec/index.ts";
 import { toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { type DashScopeErrorBody, dashScopeErrorFromBody } from "./dashscope-error.ts";
 
 export interface TtsBody extends DashScopeErrorBody {
@@ -57,15 +57,16 @@ export async function* readTtsStream(
 ): AsyncGenerator<Uint8Array> {
   let finished = false;
   try {
-    for await (const event of decodeSse(body)) {
-      const tts = event.event === "error" ? undefined : parseTtsBody(event.data);
-      if (!tts) throw dashScopeErrorFromBody(parseErrorEvent(event.data));
-      report.requestId = tts.request_id ?? report.requestId;
-      if (typeof tts.usage?.characters === "number") report.characters = tts.usage.characters;
-      const data = tts.output?.audio?.data;
-      if (data) yield decodeBase64(data);
-      if (tts.output?.finish_reason === "stop") finished = true;
-    }
+    for await (const events of decodeSseBatches(body))
+      for (const event of events) {
+        const tts = event.event === "error" ? undefined : parseTtsBody(event.data);
+        if (!tts) throw dashScopeErrorFromBody(parseErrorEvent(event.data));
+        report.requestId = tts.request_id ?? report.requestId;
+        if (typeof tts.usage?.characters === "number") report.characters = tts.usage.characters;
+        const data = tts.output?.audio?.data;
+        if (data) yield decodeBase64(data);
+        if (tts.output?.finish_reason === "stop") finished = true;
+      }
   } catch (error) {
     throw UpstreamError.isInstance(error) ? error : toUpstreamError(error, signal);
   }

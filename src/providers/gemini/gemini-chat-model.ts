@@ -8,7 +8,7 @@
  */
 import type { ChatCallOptions, ChatModel, ChatResult, ChatStreamPart } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse } from "../kit/sse-decoder.ts";
+import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToGeminiRequest } from "./convert-to-gemini-request.ts";
 import type { GeminiResponse } from "./gemini-api-types.ts";
@@ -81,7 +81,7 @@ export class GeminiChatModel implements ChatModel {
     const signal = options.abortSignal;
     return (async function* (): AsyncGenerator<ChatStreamPart> {
       try {
-        yield* toChatStreamParts(decodeSse(response.body), {
+        yield* toChatStreamParts(decodeSseBatches(response.body), {
           warnings,
           ...(upstreamRequestId ? { upstreamRequestId } : {}),
         });

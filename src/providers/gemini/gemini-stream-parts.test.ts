@@ -13,9 +13,13 @@ async function* events(...data: unknown[]): AsyncGenerator<SseEvent> {
     };
 }
 
+/** The parts of `source`'s events, arriving one read each. */
 async function collect(source: AsyncIterable<SseEvent>): Promise<ChatStreamPart[]> {
+  async function* reads() {
+    for await (const event of source) yield [event];
+  }
   const parts: ChatStreamPart[] = [];
-  for await (const part of toChatStreamParts(source, { warnings: [] })) parts.push(part);
+  for await (const part of toChatStreamParts(reads(), { warnings: [] })) parts.push(part);
   return parts;
 }
 

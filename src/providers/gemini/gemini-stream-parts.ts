@@ -43,7 +43,8 @@ function streamError(chunk: GeminiResponse): UpstreamError {
 }
 
 export async function* toChatStreamParts(
-  events: AsyncIterable<SseEvent>,
+  /** The upstream's events, as each read completed them (`decodeSseBatches`). */
+  batches: AsyncIterable<SseEvent[]>,
   init: { warnings: CallWarning[]; upstreamRequestId?: string },
 ): AsyncGenerator<ChatStreamPart> {
   let started = false;
@@ -61,30 +62,31 @@ export async function* toChatStreamParts(
     };
   };
 
-  for await (const event of events) {
-    if (event.data.trim() === "") continue;
-    const chunk = parseChunk(event.data);
-    if (chunk.error) throw streamError(chunk);
-    if (!started) yield start(chunk.responseId);
-    usage = convertGeminiUsage(chunk.usageMetadata) ?? usage;
-    const candidate = chunk.candidates?.[0];
-    for (const part of candidate?.content?.parts ?? []) {
-      if (part.functionCall) {
-        const index = toolCount++;
-        const name = part.functionCall.name ?? "";
-        yield { type: "tool-call-start", index, id: toolCallId(index), name };
-        const argumentsDelta = JSON.stringify(part.functionCall.args ?? {});
-        yield { type: "tool-call-delta", index, argumentsDelta };
-      } else if (typeof part.text === "string" && part.text !== "") {
-        yield part.thought
-          ? { type: "reasoning-delta", delta: part.text }
-          : { type: "text-delta", delta: part.text };
+  for await (const events of batches)
+    for (const event of events) {
+      if (event.data.trim() === "") continue;
+      const chunk = parseChunk(event.data);
+      if (chunk.error) throw streamError(chunk);
+      if (!started) yield start(chunk.responseId);
+      usage = convertGeminiUsage(chunk.usageMetadata) ?? usage;
+      const candidate = chunk.candidates?.[0];
+      for (const part of candidate?.content?.parts ?? []) {
+        if (part.functionCall) {
+          const index = toolCount++;
+          const name = part.functionCall.name ?? "";
+          yield { type: "tool-call-start", index, id: toolCallId(index), name };
+          const argumentsDelta = JSON.stringify(part.functionCall.args ?? {});
+          yield { type: "tool-call-delta", index, argumentsDelta };
+        } else if (typeof part.text === "string" && part.text !== "") {
+          yield part.thought
+            ? { type: "reasoning-delta", delta: part.text }
+            : { type: "text-delta", delta: part.text };
+        }
       }
+      if (candidate?.finishReason) finishReason = candidate.finishReason;
+      // A prompt blocked before any candidate: report it as a content filter finish.
+      else if (!candidate && chunk.promptFeedback?.blockReason) finishReason = "PROHIBITED_CONTENT";
     }
-    if (candidate?.finishReason) finishReason = candidate.finishReason;
-    // A prompt blocked before any candidate: report it as a content filter finish.
-    else if (!candidate && chunk.promptFeedback?.blockReason) finishReason = "PROHIBITED_CONTENT";
-  }
   if (!started) yield start(undefined);
   if (finishReason === undefined) {
     throw new UpstreamError({

@@ -3,10 +3,10 @@
  * Decodes a Server-Sent Events byte stream into `{event, data}` records (WHATWG rules: `field:`
  * with an optional space, comment lines starting with `:`, blank line ends an event; lines end
  * with CRLF, LF or CR). Runs once per line of every upstream stream, so it scans with indexOf
- * and slices a line's value straight out of the buffer (no per-line string or generator); it
- * hands out the events one by one (`decodeSse`) or per read (`decodeSseBatches`). One line, and
- * one event's data, are bounded (`maxEventChars`): a vendor sending an endless line fails the
- * stream with an `UpstreamError` of kind `too_large` instead of growing the buffer without end.
+ * and slices a line's value straight out of the buffer (no per-line string or generator), and
+ * hands out the events per read (`decodeSseBatches`). One line, and one event's data, are
+ * bounded (`maxEventChars`): a vendor sending an endless line fails the stream with an
+ * `UpstreamError` of kind `too_large` instead of growing the buffer without end.
  */
 import { UpstreamError } from "../../spec/index.ts";
 
@@ -83,17 +83,10 @@ function lineEnd(text: string, from: number): number {
   return lf === -1 || cr < lf ? cr : lf;
 }
 
-export async function* decodeSse(
-  chunks: AsyncIterable<Buffer | string>,
-  maxEventChars = MAX_SSE_EVENT_CHARS,
-): AsyncGenerator<SseEvent> {
-  for await (const events of decodeSseBatches(chunks, maxEventChars)) yield* events;
-}
-
 /**
- * The same events as `decodeSse`, as the arrays that each read of the body completes (never
- * empty): a consumer that handles a read's events in one go pays one asynchronous step per read
- * instead of one per event — an upstream usually writes a whole answer in a few reads.
+ * The events of a body, as the arrays that each read of it completes (never empty): a consumer
+ * takes a read's events in a plain loop and pays one asynchronous step per read instead of one
+ * per event — an upstream usually writes a whole answer in a few reads.
  */
 export async function* decodeSseBatches(
   chunks: AsyncIterable<Buffer | string>,

@@ -19,7 +19,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
-import { decodeSse, decodeSseBatches } from "../kit/sse-decoder.ts";
+import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import {
@@ -150,53 +150,54 @@ export class OpenAICompatibleChatModel implements ChatModel {
       const toolCalls = new Map<string, ChatToolCall>();
       try {
         let done = false;
-        for await (const event of decodeSse(response.body)) {
-          // Read on to the end of the body after [DONE] rather than leaving the loop: a body
-          // dropped half-read costs an abort error and the connection, which cannot be reused.
-          if (done || event.data === "[DONE]") {
-            done = true;
-            continue;
-          }
-          const chunk = parseOpenAIStreamChunk<OpenAIChunk>(event.data);
-          usage = convertOpenAIUsage(chunk.usage) ?? usage;
-          for (const choice of chunk.choices ?? []) {
-            const index = choice.index ?? 0;
-            // The first choice's parts carry no index, as when only one was asked for.
-            const of = index === 0 ? {} : { choice: index };
-            const delta = choice.delta ?? {};
-            if (delta.reasoning_content)
-              yield { type: "reasoning-delta", delta: delta.reasoning_content, ...of };
-            if (delta.content) yield { type: "text-delta", delta: delta.content, ...of };
-            for (const call of delta.tool_calls ?? []) {
-              const key = `${index}:${call.index}`;
-              if (!toolCalls.has(key)) {
-                const started = {
-                  id: call.id ?? `call_${call.index}`,
-                  name: call.function?.name ?? "",
-                  arguments: "",
-                };
-                toolCalls.set(key, started);
-                yield {
-                  type: "tool-call-start",
-                  index: call.index,
-                  id: started.id,
-                  name: started.name,
-                  ...of,
-                };
-              }
-              const fragment = call.function?.arguments;
-              if (fragment)
-                yield {
-                  type: "tool-call-delta",
-                  index: call.index,
-                  argumentsDelta: fragment,
-                  ...of,
-                };
+        for await (const events of decodeSseBatches(response.body))
+          for (const event of events) {
+            // Read on to the end of the body after [DONE] rather than leaving the loop: a body
+            // dropped half-read costs an abort error and the connection, which cannot be reused.
+            if (done || event.data === "[DONE]") {
+              done = true;
+              continue;
             }
-            if (choice.finish_reason)
-              finishReasons[index] = mapOpenAIFinishReason(choice.finish_reason);
+            const chunk = parseOpenAIStreamChunk<OpenAIChunk>(event.data);
+            usage = convertOpenAIUsage(chunk.usage) ?? usage;
+            for (const choice of chunk.choices ?? []) {
+              const index = choice.index ?? 0;
+              // The first choice's parts carry no index, as when only one was asked for.
+              const of = index === 0 ? {} : { choice: index };
+              const delta = choice.delta ?? {};
+              if (delta.reasoning_content)
+                yield { type: "reasoning-delta", delta: delta.reasoning_content, ...of };
+              if (delta.content) yield { type: "text-delta", delta: delta.content, ...of };
+              for (const call of delta.tool_calls ?? []) {
+                const key = `${index}:${call.index}`;
+                if (!toolCalls.has(key)) {
+                  const started = {
+                    id: call.id ?? `call_${call.index}`,
+                    name: call.function?.name ?? "",
+                    arguments: "",
+                  };
+                  toolCalls.set(key, started);
+                  yield {
+                    type: "tool-call-start",
+                    index: call.index,
+                    id: started.id,
+                    name: started.name,
+                    ...of,
+                  };
+                }
+                const fragment = call.function?.arguments;
+                if (fragment)
+                  yield {
+                    type: "tool-call-delta",
+                    index: call.index,
+                    argumentsDelta: fragment,
+                    ...of,
+                  };
+              }
+              if (choice.finish_reason)
+                finishReasons[index] = mapOpenAIFinishReason(choice.finish_reason);
+            }
           }
-        }
       } catch (error) {
         throw toUpstreamError(error, signal);
       }
