@@ -130,7 +130,6 @@ function collectingSink(): {
       }
       const collect = (frame: StreamFrame): void => {
         if (frame.batch) for (const one of frame.batch) collect(one);
-        else if (frame.jsonBatch) for (const json of frame.jsonBatch) frames.push(JSON.parse(json));
         else frames.push(frame.json === undefined ? frame.data : JSON.parse(frame.json));
       };
       for await (const frame of result.frames) {

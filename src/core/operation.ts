@@ -31,11 +31,9 @@ export interface StreamFrame {
   /** The data already serialized (a chunk passed through from the upstream); `data` is unused. */
   json?: string;
   /**
-   * Several unnamed events' data, already serialized (the chunks of one upstream read, passed
-   * through), written in order as one frame each; `data` and `json` are unused.
+   * Several frames written together in order (the events of one upstream read, relayed);
+   * `data` is unused.
    */
-  jsonBatch?: readonly string[];
-  /** Several frames written together in order (the events of one upstream read, relayed). */
   batch?: readonly StreamFrame[];
 }
 

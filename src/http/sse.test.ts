@@ -35,9 +35,13 @@ async function* burst(count: number): AsyncGenerator<SseFrame> {
 }
 
 describe("formatSseFrame", () => {
-  it("writes a batch of passed-through chunks as one unnamed event each, in order", () => {
-    expect(formatSseFrame({ data: undefined, jsonBatch: ['{"a":1}', '{"b":2}'] })).toBe(
-      'data: {"a":1}\n\ndata: {"b":2}\n\n',
+  it("writes a batch of frames as one event each, in order", () => {
+    const batch = [
+      { data: undefined, json: '{"a":1}' },
+      { event: "ping", data: { type: "ping" } },
+    ];
+    expect(formatSseFrame({ data: undefined, batch })).toBe(
+      'data: {"a":1}\n\nevent: ping\ndata: {"type":"ping"}\n\n',
     );
     expect(formatSseFrame({ event: "ping", data: { type: "ping" } })).toBe(
       'event: ping\ndata: {"type":"ping"}\n\n',

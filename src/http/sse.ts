@@ -16,11 +16,6 @@ export function formatSseFrame(frame: SseFrame): string {
     for (const one of frame.batch) text += formatSseFrame(one);
     return text;
   }
-  if (frame.jsonBatch) {
-    let text = "";
-    for (const json of frame.jsonBatch) text += `data: ${json}\n\n`;
-    return text;
-  }
   const data = frame.json ?? (frame.data === "[DONE]" ? "[DONE]" : JSON.stringify(frame.data));
   return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
 }

@@ -7,7 +7,12 @@
  * usage), so a stream that ends normally is never parsed twice.
  */
 import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
-import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
+import {
+  framesTogether,
+  type OperationContext,
+  type OperationResult,
+  type StreamFrame,
+} from "../../core/operation.ts";
 import type { CallWarning, ChatChunkStreamPart, TokenUsage } from "../../spec/index.ts";
 import { toOpenAIUsage } from "./build-chat-response.ts";
 
@@ -66,8 +71,12 @@ export function passedThroughStream(input: {
           state.usage = part.usage;
           continue;
         }
-        for (const json of part.json) unread.push(json);
-        yield { data: undefined, jsonBatch: part.json };
+        const batch: StreamFrame[] = [];
+        for (const json of part.json) {
+          unread.push(json);
+          batch.push({ data: undefined, json });
+        }
+        yield framesTogether(batch);
       }
     } catch (error) {
       state.interrupted = !context.signal.aborted;
