@@ -9,7 +9,7 @@
  * are read at scrape time through the callbacks the composition root passes in.
  * Every metric is described in docs/metrics.md.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type {
   CollectedGauge,
   GatewayMetrics,
@@ -17,6 +17,7 @@ import type {
   ModelCallFacts,
   RefusalKind,
 } from "./gateway-metrics.ts";
+import { SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
 
 export interface PrometheusMetricsOptions {
   /** `switchyard_build_info{version}`. */
@@ -62,17 +63,22 @@ const statusLabel = (status: number) =>
   Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
 const routeLabel = (route: string | undefined) => route || "unmatched";
 
-/** Sums of integer micro-USD per label set, exported as USD (divided once, at scrape). */
+/** Sums of integer micro-USD per model and vendor, exported as USD (divided once, at scrape). */
 class MicrosBook {
-  readonly #sums = new Map<string, { labels: Record<string, string>; micros: number }>();
-  add(labels: Record<string, string>, micros: number): void {
-    const key = JSON.stringify(labels);
-    const entry = this.#sums.get(key);
+  readonly #byModel = new Map<string, Map<string, { micros: number }>>();
+  add(model: string, vendor: string, micros: number): void {
+    let byVendor = this.#byModel.get(model);
+    if (!byVendor) {
+      byVendor = new Map();
+      this.#byModel.set(model, byVendor);
+    }
+    const entry = byVendor.get(vendor);
     if (entry) entry.micros += micros;
-    else this.#sums.set(key, { labels, micros });
+    else byVendor.set(vendor, { micros });
   }
-  entries() {
-    return this.#sums.values();
+  *entries() {
+    for (const [model, byVendor] of this.#byModel)
+      for (const [vendor, { micros }] of byVendor) yield { labels: { model, vendor }, micros };
   }
 }
 
@@ -89,14 +95,14 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
   }).set({ version: options.version, node_version: process.version }, 1);
 
   // HTTP
-  const httpDuration = new Histogram({
+  const httpDuration = new SeriesHistogram({
     name: "http_server_request_duration_seconds",
     help: "Duration of HTTP requests, from arrival to the last byte (or the client leaving).",
     labelNames: ["http_request_method", "http_route", "http_response_status_code"],
     buckets: DURATION_BUCKETS,
     registers,
   });
-  const httpActive = new Gauge({
+  const httpActive = new SeriesGauge({
     name: "http_server_active_requests",
     help: "HTTP requests in progress, open streams included.",
     labelNames: ["http_route"],
@@ -110,20 +116,20 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
   });
 
   // Model requests
-  const requests = new Counter({
+  const requests = new SeriesCounter({
     name: "switchyard_requests_total",
     help: "Model requests answered, by endpoint, catalog model, status and stream.",
     labelNames: ["endpoint", "model", "status_code", "stream"],
     registers,
   });
-  const ttfb = new Histogram({
+  const ttfb = new SeriesHistogram({
     name: "switchyard_time_to_first_byte_seconds",
     help: "Seconds from a streamed request's arrival to its upstream answer starting.",
     labelNames: ["endpoint", "model"],
     buckets: TTFB_BUCKETS,
     registers,
   });
-  const tokens = new Counter({
+  const tokens = new SeriesCounter({
     name: "switchyard_tokens_total",
     help: "Billed tokens by model, vendor and type (input includes cache reads and writes; output includes reasoning).",
     labelNames: ["model", "vendor", "type"],
@@ -160,13 +166,13 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
   });
 
   // Upstream
-  const attempts = new Counter({
+  const attempts = new SeriesCounter({
     name: "switchyard_upstream_attempts_total",
     help: "Upstream attempts by vendor, catalog model and outcome.",
     labelNames: ["vendor", "model", "outcome"],
     registers,
   });
-  const attemptDuration = new Histogram({
+  const attemptDuration = new SeriesHistogram({
     name: "switchyard_upstream_attempt_duration_seconds",
     help: "Duration of upstream attempts (to the answer's start for streams), by vendor, model and outcome.",
     labelNames: ["vendor", "model", "outcome"],
@@ -188,17 +194,25 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     registers,
   });
   for (const kind of REFUSAL_KINDS) refusals.inc({ kind }, 0);
-  const holdsOpen = new Gauge({
+  // Moved per request, read at scrape.
+  let holdsOpen = 0;
+  let heldMicros = 0;
+  new Gauge({
     name: "switchyard_billing_holds_open",
     help: "Billing holds of model requests in progress on this instance.",
     registers,
+    collect() {
+      this.set(holdsOpen);
+    },
   });
-  const heldUsd = new Gauge({
+  new Gauge({
     name: "switchyard_billing_held_usd",
     help: "USD held by the billing holds of model requests in progress on this instance.",
     registers,
+    collect() {
+      this.set(heldMicros / 1_000_000);
+    },
   });
-  let heldMicros = 0;
 
   // Tasks and webhooks
   const tasksFinished = new Counter({
@@ -256,11 +270,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
   }
 
   function countUsage(facts: ModelCallFacts): void {
-    const labels = { model: facts.model, vendor: facts.vendor ?? "none" };
+    const vendor = facts.vendor ?? "none";
+    const labels = { model: facts.model, vendor };
     const used = facts.usage?.tokens;
     if (used) {
       const add = (type: string, value: number) => {
-        if (value > 0) tokens.inc({ ...labels, type }, value);
+        if (value > 0) tokens.inc([facts.model, vendor, type], value);
       };
       add("input", used.input.total);
       add("output", used.output.total);
@@ -272,41 +287,34 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     if (media?.images?.count) images.inc(labels, media.images.count);
     if (media?.videoSeconds?.seconds) videoSeconds.inc(labels, media.videoSeconds.seconds);
     if (media?.characters) characters.inc(labels, media.characters);
-    if (facts.costMicros > 0) charged.add(labels, facts.costMicros);
+    if (facts.costMicros > 0) charged.add(facts.model, vendor, facts.costMicros);
   }
 
   const metrics: GatewayMetrics = {
     httpRequestStarted(route) {
-      httpActive.inc({ http_route: routeLabel(route) });
+      httpActive.add([routeLabel(route)], 1);
     },
     httpRequestFinished(facts: HttpRequestFacts) {
       const route = routeLabel(facts.route);
       const status = statusLabel(facts.status);
-      httpActive.dec({ http_route: route });
-      httpDuration.observe(
-        {
-          http_request_method: methodLabel(facts.method),
-          http_route: route,
-          http_response_status_code: status,
-        },
-        facts.seconds,
-      );
+      httpActive.add([route], -1);
+      httpDuration.observe([methodLabel(facts.method), route, status], facts.seconds);
       if (facts.errorCode) requestErrors.inc({ endpoint: route, error_type: facts.errorCode });
       if (facts.model)
-        requests.inc({
-          endpoint: route,
-          model: facts.model.id ?? "unknown",
-          status_code: status,
-          stream: String(facts.model.stream),
-        });
+        requests.inc([
+          route,
+          facts.model.id ?? "unknown",
+          status,
+          facts.model.stream ? "true" : "false",
+        ]);
     },
     modelCallCompleted(facts) {
       countUsage(facts);
       if (facts.stream && facts.ttfbSeconds !== undefined)
-        ttfb.observe({ endpoint: facts.endpoint, model: facts.model }, facts.ttfbSeconds);
+        ttfb.observe([facts.endpoint, facts.model], facts.ttfbSeconds);
     },
     upstreamAttempt(facts) {
-      const labels = { vendor: facts.vendor, model: facts.model, outcome: facts.outcome };
+      const labels = [facts.vendor, facts.model, facts.outcome];
       attempts.inc(labels);
       attemptDuration.observe(labels, facts.seconds);
     },
@@ -321,14 +329,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
       refusals.inc({ kind });
     },
     holdOpened(micros) {
-      holdsOpen.inc();
+      holdsOpen += 1;
       heldMicros += micros;
-      heldUsd.set(heldMicros / 1_000_000);
     },
     holdClosed(micros) {
-      holdsOpen.dec();
+      holdsOpen -= 1;
       heldMicros -= micros;
-      heldUsd.set(heldMicros / 1_000_000);
     },
     videoTaskFinished(facts) {
       tasksFinished.inc({ status: facts.status });
@@ -336,7 +342,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     videoTaskSettled(facts) {
       const labels = { model: facts.model, vendor: facts.vendor };
       if (facts.seconds > 0) videoSeconds.inc(labels, facts.seconds);
-      if (facts.costMicros > 0) charged.add(labels, facts.costMicros);
+      if (facts.costMicros > 0) charged.add(facts.model, facts.vendor, facts.costMicros);
     },
     webhookAttempt(outcome) {
       webhooks.inc({ outcome });
