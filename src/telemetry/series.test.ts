@@ -28,7 +28,12 @@ describe("series metrics", () => {
           labelNames: LABELS,
           registers: [ours],
         });
-        const gauge = new SeriesGauge({ name: "g", help: "g", labelNames: LABELS, registers: [ours] });
+        const gauge = new SeriesGauge({
+          name: "g",
+          help: "g",
+          labelNames: LABELS,
+          registers: [ours],
+        });
         const histogram = new SeriesHistogram({
           name: "h",
           help: "h",
@@ -37,7 +42,12 @@ describe("series metrics", () => {
           registers: [ours],
         });
         const reference = {
-          counter: new Counter({ name: "c_total", help: "c", labelNames: LABELS, registers: [theirs] }),
+          counter: new Counter({
+            name: "c_total",
+            help: "c",
+            labelNames: LABELS,
+            registers: [theirs],
+          }),
           gauge: new Gauge({ name: "g", help: "g", labelNames: LABELS, registers: [theirs] }),
           histogram: new Histogram({
             name: "h",
