@@ -107,7 +107,14 @@ export function createMemoryQuotas(
       open = new Map();
       leases.set(keyId, open);
     }
-    for (const [id, expiresAt] of open) if (expiresAt <= time) open.delete(id);
+    // Leases are kept in the order they were taken, so the expired ones lead: stop at the first
+    // that is still open (a scan of every open lease per request would grow with concurrency).
+    // After the TTL is lowered, a lease behind an older, longer one waits for it: counted open
+    // a little longer, never shorter.
+    for (const [id, expiresAt] of open) {
+      if (expiresAt > time) break;
+      open.delete(id);
+    }
     return open;
   }
 
