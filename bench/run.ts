@@ -40,6 +40,8 @@ const ADMIN_KEY = `sk-${"Bench".repeat(10)}`;
 /** `start --workers N` for the gateway (needs `BENCH_DATABASE_URL`, a PostgreSQL database). */
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL;
+/** `BENCH_FASTIFY=1`: the floor's work on Fastify too (`bench/fastify-proxy.ts`). */
+const FASTIFY = process.env.BENCH_FASTIFY === "1";
 
 function start(placement: Placement, args: string[], env: Record<string, string>, banner: RegExp) {
   const { command, args: fullArgs } = serverCommand(placement, args);
@@ -114,6 +116,23 @@ async function runPlacement(placement: Placement): Promise<string> {
       LISTENING_BANNER,
     );
     children.push(floor.child);
+    const fastify = FASTIFY
+      ? await start(
+          placement,
+          [
+            "--import",
+            "tsx",
+            "bench/fastify-proxy.ts",
+            "--port",
+            "0",
+            "--upstream",
+            `${sandbox.url}/openai/v1`,
+          ],
+          {},
+          LISTENING_BANNER,
+        )
+      : undefined;
+    if (fastify) children.push(fastify.child);
     const gateway = await start(
       placement,
       ["bin/switchyard.js", "start", "--workers", String(WORKERS)],
@@ -143,6 +162,16 @@ async function runPlacement(placement: Placement): Promise<string> {
         key: "sk-bench",
         pid: floor.child.pid,
       },
+      ...(fastify
+        ? [
+            {
+              name: "fastify proxy (same work)",
+              url: `${fastify.url}/chat/completions`,
+              key: "sk-bench",
+              pid: fastify.child.pid,
+            },
+          ]
+        : []),
       {
         name: "switchyard",
         url: `${gateway.url}/v1/chat/completions`,
