@@ -10,14 +10,14 @@
  * Each checkout needs its `node_modules` (a symlink to this one's will do). Knobs:
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
  * `COMPARE_STREAM=1` for streamed requests, `COMPARE_API=messages` for Anthropic messages on
- * their native route, `COMPARE_MODEL` for another model (a translated route, say),
+ * their native route (`responses` for OpenAI responses, relayed natively), `COMPARE_MODEL` for another model (a translated route, say),
  * `COMPARE_WARMUP_SECONDS` (10).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
-import { cpuMicros, loadRequest } from "./measure.ts";
+import { cpuMicros, loadApiNamed, loadRequest } from "./measure.ts";
 import {
   createLoadKey,
   GATEWAY_BANNER,
@@ -32,7 +32,7 @@ const SECONDS = Number(process.env.COMPARE_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
 const STREAM = process.env.COMPARE_STREAM === "1";
 const LOAD = loadRequest(
-  process.env.COMPARE_API === "messages" ? "messages" : "chat",
+  loadApiNamed(process.env.COMPARE_API),
   STREAM,
   process.env.COMPARE_MODEL || undefined,
 );

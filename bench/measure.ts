@@ -25,8 +25,16 @@ export interface LoadResult {
   cpuMicrosPerRequest?: number;
 }
 
-/** Which API a load uses: OpenAI chat completions, or Anthropic messages on its native route. */
-export type LoadApi = "chat" | "messages";
+/**
+ * Which API a load uses: OpenAI chat completions, Anthropic messages on its native route, or
+ * OpenAI responses (on an OpenAI route: relayed natively).
+ */
+export type LoadApi = "chat" | "messages" | "responses";
+
+/** `COMPARE_API`/`PROFILE_API` as a load API (chat when unset or unknown). */
+export function loadApiNamed(name: string | undefined): LoadApi {
+  return name === "messages" || name === "responses" ? name : "chat";
+}
 
 /**
  * The path and body of one request of `api`; `model` picks another catalog model (a chat
@@ -38,6 +46,16 @@ export function loadRequest(
   model?: string,
 ): { path: string; body: string } {
   if (api === "chat") return { path: "/v1/chat/completions", body: chatBody(stream, model) };
+  if (api === "responses")
+    return {
+      path: "/v1/responses",
+      body: JSON.stringify({
+        model: model ?? "gpt-4o-mini",
+        max_output_tokens: 64,
+        stream,
+        input: "Benchmark the gateway please",
+      }),
+    };
   return {
     path: "/v1/messages",
     body: JSON.stringify({

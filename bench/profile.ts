@@ -8,7 +8,8 @@
  *   npm run bench:profile -- [json|stream] [seconds]
  *
  * `PROFILE_API=messages` loads Anthropic messages on their native route instead of chat
- * completions; `PROFILE_MODEL` another model (a translated route, say).
+ * completions (`responses`: OpenAI responses, relayed natively); `PROFILE_MODEL` another model
+ * (a translated route, say).
  *
  * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
  */
@@ -17,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { type LoadApi, loadRequest } from "./measure.ts";
+import { type LoadApi, loadApiNamed, loadRequest } from "./measure.ts";
 import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./servers.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -107,7 +108,7 @@ export function summarize(profile: CpuProfile, skipMicros = 0): string {
 
 async function main() {
   const stream = process.argv[2] === "stream";
-  const api: LoadApi = process.env.PROFILE_API === "messages" ? "messages" : "chat";
+  const api: LoadApi = loadApiNamed(process.env.PROFILE_API);
   const load = loadRequest(api, stream, process.env.PROFILE_MODEL || undefined);
   const seconds = Number(process.argv[3] ?? 10);
   const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
