@@ -12,8 +12,8 @@
  *   npm run bench:store
  *
  * Knobs: `BENCH_STORE_BATCH` (6), `BENCH_STORE_ROUNDS` (5), `BENCH_STORE_REQUESTS` (6000 per
- * round), `DATABASE_URL`. On PostgreSQL the figure is the gateway's side only (the server's CPU
- * is another process's).
+ * round), `DATABASE_URL` (a database of its own: the bench migrates it and leaves its rows). On
+ * PostgreSQL the figure is the gateway's side only (the server's CPU is another process's).
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -24,6 +24,11 @@ export class HoldBook {
   readonly #byAccount = new Map<string, number>();
   readonly #byKey = new Map<string, number>();
 
+  /** How many requests hold money now. */
+  get size(): number {
+    return this.#byRequest.size;
+  }
+
   /** Sum of the open holds of the keys `keyIds` (a key's spend cap counts them). */
   heldForKeys(keyIds: readonly string[]): number {
     let total = 0;

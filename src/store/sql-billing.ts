@@ -26,7 +26,7 @@ import { recordSpendQuery } from "./spend-by-day.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
 import { sqlUsageReads } from "./sql-usage.ts";
-import type { TransactionRunner } from "./transactions.ts";
+import type { RunHint, TransactionRunner } from "./transactions.ts";
 import type { BillingStore, HoldInput, SpendLimitRefusal, UsageRecord } from "./types.ts";
 
 export function toRow(record: UsageRecord): UsageRecordsTable {
@@ -210,6 +210,15 @@ export function ledgerRow(
   };
 }
 
+/**
+ * Whether this request is the only one under way in the process: no other open hold than its
+ * own (`own`: 1 once it holds, 0 before). Its transaction then has nothing to batch with.
+ * Unknown (no hint) when holds are kept in the table.
+ */
+function aloneIn(holds: HoldBook | undefined, own: 0 | 1): RunHint | undefined {
+  return holds ? { alone: holds.size <= own } : undefined;
+}
+
 /** The refusal of a hold that a key's spend cap has no room for. */
 export function refusedByCap(capped: SpendLimitRefusal) {
   return {
@@ -237,20 +246,24 @@ export function sqlBillingStore(
         // batch's locks; a read of its own per request costs more.)
         const book = holds;
         return transactions
-          .run(function* () {
-            const availableMicros = yield* availableFor(q, accountId, book, requestId);
-            if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
-            book.remove(requestId);
-            const capped = yield* checkSpendLimits(
-              db,
-              { accountId, amountMicros, limits: input.spendLimits, lockAccount: false },
-              book,
-            );
-            if (capped) return refusedByCap(capped);
-            // The in-flight row waits until the request starts delivering (`recordInflight`).
-            book.place(requestId, accountId, amountMicros, inflightRow(input, input.floorMicros));
-            return { placed: true as const };
-          })
+          .run(
+            function* () {
+              const availableMicros = yield* availableFor(q, accountId, book, requestId);
+              if (availableMicros < amountMicros)
+                return { placed: false as const, availableMicros };
+              book.remove(requestId);
+              const capped = yield* checkSpendLimits(
+                db,
+                { accountId, amountMicros, limits: input.spendLimits, lockAccount: false },
+                book,
+              );
+              if (capped) return refusedByCap(capped);
+              // The in-flight row waits until the request starts delivering (`recordInflight`).
+              book.place(requestId, accountId, amountMicros, inflightRow(input, input.floorMicros));
+              return { placed: true as const };
+            },
+            aloneIn(book, 0),
+          )
           .catch((error: unknown) => {
             book.remove(requestId);
             throw error;
@@ -302,9 +315,12 @@ export function sqlBillingStore(
       if (holds) {
         const row = holds.takeInflight(requestId);
         if (!row) return Promise.resolve();
-        return transactions.run(function* () {
-          yield q.insertInflight(row);
-        });
+        return transactions.run(
+          function* () {
+            yield q.insertInflight(row);
+          },
+          aloneIn(holds, 1),
+        );
       }
       return transactions.run(function* () {
         yield q.deliverInflight({ requestId, floor: floorMicros });
@@ -313,30 +329,36 @@ export function sqlBillingStore(
 
     settle(record) {
       const inMemory = holds?.amountOf(record.requestId) ?? 0;
-      const settled = transactions.run(function* () {
-        const { held, closed } = yield* entriesFor(q.entries, record.requestId);
-        if (closed) return { alreadySettled: true };
-        if (!holds || holds.recorded(record.requestId))
-          yield q.deleteInflight({ requestId: record.requestId });
-        yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
-        yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
-        yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory }));
-        return { alreadySettled: false };
-      });
+      const settled = transactions.run(
+        function* () {
+          const { held, closed } = yield* entriesFor(q.entries, record.requestId);
+          if (closed) return { alreadySettled: true };
+          if (!holds || holds.recorded(record.requestId))
+            yield q.deleteInflight({ requestId: record.requestId });
+          yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
+          yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
+          yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory }));
+          return { alreadySettled: false };
+        },
+        aloneIn(holds, 1),
+      );
       return holds ? settled.finally(() => holds.remove(record.requestId)) : settled;
     },
 
     releaseHold(record, reason) {
       const inMemory = holds?.amountOf(record.requestId) ?? 0;
-      const released = transactions.run(function* () {
-        const { held, closed } = yield* entriesFor(q.entries, record.requestId);
-        if (closed) return;
-        if (!holds || holds.recorded(record.requestId))
-          yield q.deleteInflight({ requestId: record.requestId });
-        yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
-        if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
-        yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
-      });
+      const released = transactions.run(
+        function* () {
+          const { held, closed } = yield* entriesFor(q.entries, record.requestId);
+          if (closed) return;
+          if (!holds || holds.recorded(record.requestId))
+            yield q.deleteInflight({ requestId: record.requestId });
+          yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
+          if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
+          yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
+        },
+        aloneIn(holds, 1),
+      );
       return holds ? released.finally(() => holds.remove(record.requestId)) : released;
     },
 

@@ -12,12 +12,15 @@ function setup(log: string[] = []) {
   sqlite.exec("create table items (id text primary key, amount integer not null)");
   const db = new Kysely<Table>({ dialect: new SqliteDialect({ database: sqlite }) });
   const transactions = sqliteTransactions(sqlite, { prepare: (text) => sqlite.prepare(text) });
-  const insert = (id: string, amount: number) =>
-    transactions.run(function* () {
-      yield db.insertInto("items").values({ id, amount }).compile();
-      const rows = yield db.selectFrom("items").select("amount").where("id", "=", id).compile();
-      return rows[0]?.amount;
-    });
+  const insert = (id: string, amount: number, alone?: boolean) =>
+    transactions.run(
+      function* () {
+        yield db.insertInto("items").values({ id, amount }).compile();
+        const rows = yield db.selectFrom("items").select("amount").where("id", "=", id).compile();
+        return rows[0]?.amount;
+      },
+      alone === undefined ? undefined : { alone },
+    );
   return { sqlite, insert };
 }
 
@@ -46,6 +49,31 @@ describe("sqliteTransactions", () => {
     const results = await Promise.all([first, insert("b", 2), insert("c", 3)]);
     expect(results).toEqual([1, 2, 3]);
     expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(2);
+  });
+
+  it("runs a body at once when its caller is alone, even right after a flush", async () => {
+    const log: string[] = [];
+    const { insert } = setup(log);
+    await insert("warm", 0); // a flush just ran: without the hint the next body waits a turn
+    log.length = 0;
+    const waiting = insert("a", 1, false);
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(0);
+    await waiting;
+    log.length = 0;
+    const alone = insert("b", 2, true);
+    // Ran inside `run`: its commit is already logged.
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(1);
+    expect(await alone).toBe(2);
+  });
+
+  it("lets a body that is alone join a batch already queued rather than overtake it", async () => {
+    const log: string[] = [];
+    const { insert } = setup(log);
+    await insert("warm", 0);
+    log.length = 0;
+    const results = await Promise.all([insert("a", 1), insert("b", 2, true)]);
+    expect(results).toEqual([1, 2]);
+    expect(log.filter((statement) => /^commit/i.test(statement))).toHaveLength(1);
   });
 
   it("fails only the failing body of a batch; the others are committed", async () => {

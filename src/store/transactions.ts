@@ -9,8 +9,10 @@
  *   all of them, and every caller's promise settles only after that COMMIT. If any body throws,
  *   the batch rolls back and each body is run again in a transaction of its own, so only the
  *   failing one fails. Under load this turns one WAL commit per hold or charge into one per
- *   batch. A body arriving after an idle spell (no flush for 2 ms) runs at once: there is
- *   nothing to batch it with, and waiting a turn would only add latency.
+ *   batch. A body with nothing to batch it with runs at once, since waiting a turn would only
+ *   add latency: one whose caller says no other request is under way (`RunHint.alone`; the
+ *   billing store knows from its holds), or one arriving after an idle spell (no flush for
+ *   2 ms).
  */
 import type SQLite from "better-sqlite3";
 import type { CompiledQuery, Kysely } from "kysely";
@@ -19,8 +21,17 @@ import type { Database } from "./schema.ts";
 /** Yields queries, receives each query's rows, returns the transaction's result. */
 export type TransactionBody<T> = () => Generator<CompiledQuery, T, Record<string, unknown>[]>;
 
+/** What the caller knows about the work around its body. */
+export interface RunHint {
+  /**
+   * No other request of this process is under way, so no body could join this one's batch:
+   * run it at once (when nothing is queued) rather than a turn later.
+   */
+  alone?: boolean;
+}
+
 export interface TransactionRunner {
-  run<T>(body: TransactionBody<T>): Promise<T>;
+  run<T>(body: TransactionBody<T>, hint?: RunHint): Promise<T>;
   /** True when bodies run synchronously in this process (SQLite), one batch at a time. */
   readonly inProcess: boolean;
 }
@@ -109,10 +120,11 @@ export function sqliteTransactions(
 
   return {
     inProcess: true,
-    run<T>(body: TransactionBody<T>): Promise<T> {
+    run<T>(body: TransactionBody<T>, hint?: RunHint): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         // An idle gateway has nothing to batch with: run at once rather than a turn later.
-        const idle = queue.length === 0 && performance.now() - lastFlush > IDLE_MS;
+        const idle =
+          queue.length === 0 && (hint?.alone === true || performance.now() - lastFlush > IDLE_MS);
         if (queue.length === 0 && !idle) setImmediate(flush);
         queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
         if (idle) flush();
