@@ -10,14 +10,15 @@
  * Each checkout needs its `node_modules` (a symlink to this one's will do). Knobs:
  * `COMPARE_ROUNDS` (default 8), `COMPARE_SECONDS` (4), `COMPARE_CONNECTIONS` (16 per gateway),
  * `COMPARE_STREAM=1` for streamed requests, `COMPARE_API=messages` for Anthropic messages on
- * their native route (`responses` for OpenAI responses, relayed natively), `COMPARE_MODEL` for another model (a translated route, say),
- * `COMPARE_WARMUP_SECONDS` (10).
+ * their native route (`responses` for OpenAI responses, relayed natively), `COMPARE_MODEL` for
+ * another model (a translated route, say), `COMPARE_WARMUP_SECONDS` (10). Then the latency one request at a time, A and B in turn:
+ * `COMPARE_LATENCY_ROUNDS` (10, 0 to skip) rounds of `COMPARE_LATENCY_REQUESTS` (100).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
-import { cpuMicros, loadApiNamed, loadRequest } from "./measure.ts";
+import { cpuMicros, loadApiNamed, loadRequest, median, sampleLatency } from "./measure.ts";
 import {
   createLoadKey,
   GATEWAY_BANNER,
@@ -37,6 +38,8 @@ const LOAD = loadRequest(
   process.env.COMPARE_MODEL || undefined,
 );
 const WARMUP_SECONDS = Number(process.env.COMPARE_WARMUP_SECONDS ?? 10);
+const LATENCY_ROUNDS = Number(process.env.COMPARE_LATENCY_ROUNDS ?? 10);
+const LATENCY_REQUESTS = Number(process.env.COMPARE_LATENCY_REQUESTS ?? 100);
 
 interface Gateway extends Server {
   checkout: string;
@@ -67,6 +70,37 @@ function load(gateway: Gateway, seconds: number) {
     headers: { "content-type": "application/json", authorization: `Bearer ${gateway.key}` },
     body: LOAD.body,
   });
+}
+
+/**
+ * One request at a time: rounds of sequential requests to A and to B in turn (the order swapped
+ * every round), each round's p50 (of the first byte for streams), and the median over rounds of
+ * B's p50 minus A's.
+ */
+async function compareLatency(gateways: Gateway[]) {
+  const p50s: number[][] = gateways.map(() => []);
+  const differences: number[] = [];
+  for (let round = 0; round < LATENCY_ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    const roundP50: number[] = [];
+    for (const index of order) {
+      const gateway = gateways[index]!;
+      const samples = await sampleLatency(
+        { name: gateway.checkout, url: `${gateway.url}${LOAD.path}`, key: gateway.key },
+        LOAD.body,
+        LATENCY_REQUESTS,
+      );
+      roundP50[index] = median(samples.map((sample) => (STREAM ? sample.firstByte : sample.total)));
+      p50s[index]!.push(roundP50[index]!);
+    }
+    differences.push(roundP50[1]! - roundP50[0]!);
+  }
+  const what = STREAM ? "first byte" : "answer";
+  process.stdout.write(
+    `one at a time (${LATENCY_ROUNDS} rounds × ${LATENCY_REQUESTS}), p50 of the ${what}: ` +
+      `A ${median(p50s[0]!).toFixed(3)} ms, B ${median(p50s[1]!).toFixed(3)} ms; ` +
+      `B − A, median of rounds: ${(median(differences) * 1000).toFixed(0)} µs\n`,
+  );
 }
 
 async function main() {
@@ -107,9 +141,10 @@ async function main() {
       );
       process.stdout.write(`round ${round}: A ${cells[0]} | B ${cells[1]}\n`);
     }
-    const sorted = [...ratios].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
-    process.stdout.write(`B / A CPU per request, median of ${ROUNDS}: ${median.toFixed(3)}\n`);
+    process.stdout.write(
+      `B / A CPU per request, median of ${ROUNDS}: ${median(ratios).toFixed(3)}\n`,
+    );
+    if (LATENCY_ROUNDS > 0) await compareLatency(gateways);
     return 0;
   } finally {
     for (const server of [...gateways, sandbox]) server.child.kill("SIGTERM");
