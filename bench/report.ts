@@ -96,9 +96,15 @@ export function formatTables(placement: Placement, rows: Summary[], shape: Bench
   ].join("\n");
 }
 
-export function writeReport(root: string, sections: string[]): void {
-  const code =
-    chooseEntry(root, process.env.SWITCHYARD_RUN) === "build"
+/** Which code `switchyard start` runs now; asked before the servers start (see `writeReport`). */
+export function gatewayCode(root: string): "build" | "sources" {
+  return chooseEntry(root, process.env.SWITCHYARD_RUN);
+}
+
+/** Writes the report; `code` is what the gateway ran, as `gatewayCode` said when it started. */
+export function writeReport(root: string, sections: string[], code: "build" | "sources"): void {
+  const ran =
+    code === "build"
       ? "the precompiled build (dist/)"
       : "its TypeScript sources through tsx (no current build: `npm run build`)";
   const cpu = cpuList()[0]?.model ?? "unknown CPU";
@@ -108,7 +114,7 @@ export function writeReport(root: string, sections: string[]): void {
     path,
     `# Latest benchmark run\n\nWritten by \`npm run bench\` on ${new Date().toISOString()}.\n\n` +
       `Machine: ${machine}. Every server in its own process, the load generator in the bench ` +
-      `process. The gateway ran ${code}.\n\n${sections.join("\n\n")}\n`,
+      `process. The gateway ran ${ran}.\n\n${sections.join("\n\n")}\n`,
   );
   process.stdout.write(`\nwritten to ${path}\n`);
 }

@@ -25,7 +25,14 @@ import {
   type Target,
 } from "./measure.ts";
 import { type Placement, placeLoadGenerator, placementsToRun, serverCommand } from "./placement.ts";
-import { type BenchShape, formatTables, type Mode, type Summary, writeReport } from "./report.ts";
+import {
+  type BenchShape,
+  formatTables,
+  gatewayCode,
+  type Mode,
+  type Summary,
+  writeReport,
+} from "./report.ts";
 import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./servers.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -192,13 +199,18 @@ async function runPlacement(placement: Placement): Promise<string> {
 
 async function main() {
   const sections: string[] = [];
+  // Asked as each placement's gateway starts: an edit under src/ during a run would otherwise
+  // make the report name the wrong code.
+  const codes = new Set<"build" | "sources">();
   for (const placement of placementsToRun()) {
+    codes.add(gatewayCode(ROOT));
     const tables = await runPlacement(placement);
     process.stdout.write(`\n${tables}\n\n`);
     sections.push(tables);
   }
   // The report is the default set-up's; a workers or PostgreSQL run only prints its tables.
-  if (WORKERS === 1 && DATABASE_URL === undefined) writeReport(ROOT, sections);
+  if (WORKERS === 1 && DATABASE_URL === undefined)
+    writeReport(ROOT, sections, codes.has("sources") ? "sources" : "build");
 }
 
 await main();
