@@ -3,7 +3,15 @@
  * Schema migrations, run at start-up. Written with Kysely's schema builder so one list serves
  * SQLite and PostgreSQL; append new migrations, never edit a shipped one.
  */
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import {
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  type MigrationResultSet,
+  Migrator,
+  sql,
+} from "kysely";
+import { leanInflightMigration } from "./lean-inflight.ts";
 import { spendByDayMigration } from "./spend-by-day.ts";
 
 export type SqlDialect = "sqlite" | "postgres";
@@ -404,6 +412,8 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
     // What was charged per UTC day, per account and per key subtree (src/store/spend-by-day.ts):
     // spend caps and budgets read day rows, not every usage record of their period.
     "0013_spend_by_day": spendByDayMigration(dialect),
+    // SQLite: the in-flight rows in one B-tree instead of three (src/store/lean-inflight.ts).
+    "0014_lean_sqlite_inflight": leanInflightMigration(dialect),
   };
 }
 
@@ -435,9 +445,25 @@ const LEAN_SQLITE_TABLES = [
 ];
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
+  await migrate(db, dialect, (migrator) => migrator.migrateToLatest());
+}
+
+/** Migrates up (or down) to the migration named `name`: for tests of a later migration. */
+export async function migrateTo(
+  db: Kysely<unknown>,
+  dialect: SqlDialect,
+  name: string,
+): Promise<void> {
+  await migrate(db, dialect, (migrator) => migrator.migrateTo(name));
+}
+
+async function migrate(
+  db: Kysely<unknown>,
+  dialect: SqlDialect,
+  run: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await run(new Migrator({ db, provider }));
   const failed = results?.find((result) => result.status === "Error");
   if (error || failed) {
     throw new Error(`Database migration ${failed?.migrationName ?? ""} failed: ${String(error)}`, {
