@@ -10,6 +10,16 @@ function apiKey(id: string, limits: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
 
 const TTL = 1_000;
 
+/** Quotas with only the keys' own limits, on a clock the test moves. */
+function quotasOn(clock: () => number) {
+  return createMemoryQuotas({
+    defaultRpm: null,
+    defaultConcurrency: null,
+    leaseTtlMs: TTL,
+    now: clock,
+  });
+}
+
 describe("in-memory concurrency leases", () => {
   it("count exactly the leases neither released nor expired, whatever the order of events", async () => {
     const step = fc.oneof(
@@ -23,12 +33,7 @@ describe("in-memory concurrency leases", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 60 }), async (steps) => {
         let clock = 0;
-        const quotas = createMemoryQuotas({
-          defaultRpm: null,
-          defaultConcurrency: null,
-          leaseTtlMs: TTL,
-          now: () => clock,
-        });
+        const quotas = quotasOn(() => clock);
         const key = apiKey("key_a", { concurrency: 1_000 });
         const open: Array<{ lease: QuotaLease; expiresAt: number; released: boolean }> = [];
         for (const [index, each] of steps.entries()) {
@@ -50,12 +55,7 @@ describe("in-memory concurrency leases", () => {
 
   it("refuses past the limit and admits again once a lease is released or has expired", async () => {
     let clock = 0;
-    const quotas = createMemoryQuotas({
-      defaultRpm: null,
-      defaultConcurrency: null,
-      leaseTtlMs: TTL,
-      now: () => clock,
-    });
+    const quotas = quotasOn(() => clock);
     const key = apiKey("key_b", { concurrency: 2 });
     const first = await quotas.acquire(key, "r1");
     await quotas.acquire(key, "r2");

@@ -88,36 +88,32 @@ abstract class RegisteredMetric {
   }
 }
 
-/** A labelled counter. */
-export class SeriesCounter extends RegisteredMetric {
-  readonly type = "counter";
-  readonly #tree: SeriesTree<{ value: number }>;
+/** One number per label-value combination. */
+abstract class ValueSeries extends RegisteredMetric {
+  protected readonly tree: SeriesTree<{ value: number }>;
   constructor(definition: Definition) {
     super(definition);
-    this.#tree = new SeriesTree(definition.labelNames, () => ({ value: 0 }));
-  }
-  inc(values: readonly string[], by = 1): void {
-    if (!(by >= 0)) throw new Error(`${this.name}: a counter only goes up (got ${by})`);
-    this.#tree.at(values).value += by;
+    this.tree = new SeriesTree(definition.labelNames, () => ({ value: 0 }));
   }
   values(): MetricValue[] {
-    return this.#tree.entries().map(({ labels, series }) => ({ labels, value: series.value }));
+    return this.tree.entries().map(({ labels, series }) => ({ labels, value: series.value }));
+  }
+}
+
+/** A labelled counter. */
+export class SeriesCounter extends ValueSeries {
+  readonly type = "counter";
+  inc(values: readonly string[], by = 1): void {
+    if (!(by >= 0)) throw new Error(`${this.name}: a counter only goes up (got ${by})`);
+    this.tree.at(values).value += by;
   }
 }
 
 /** A labelled gauge moved up and down (requests in progress, say). */
-export class SeriesGauge extends RegisteredMetric {
+export class SeriesGauge extends ValueSeries {
   readonly type = "gauge";
-  readonly #tree: SeriesTree<{ value: number }>;
-  constructor(definition: Definition) {
-    super(definition);
-    this.#tree = new SeriesTree(definition.labelNames, () => ({ value: 0 }));
-  }
   add(values: readonly string[], delta: number): void {
-    this.#tree.at(values).value += delta;
-  }
-  values(): MetricValue[] {
-    return this.#tree.entries().map(({ labels, series }) => ({ labels, value: series.value }));
+    this.tree.at(values).value += delta;
   }
 }
 
