@@ -1,10 +1,12 @@
 /**
  * @module telemetry/series
- * Counters, gauges and histograms whose per-request update is a lookup in a tree of maps keyed by label
- * values (no label-object validation, sorting or hashing per call, as prom-client does on every
- * `inc`/`observe`), exported through a prom-client `Registry` as ordinary metrics: each class
- * implements the registry's metric shape (`name`, `help`, `type`, `get()`), and the registry
- * formats them like its own. Label values are positional, in `labelNames` order.
+ * Counters, gauges and histograms whose per-request update is a lookup in a tree of maps keyed
+ * by label values (no label-object validation, sorting or hashing per call, as prom-client does
+ * on every `inc`/`observe`), exported through a prom-client `Registry` as ordinary metrics: each
+ * class implements the registry's metric shape (`name`, `help`, `type`, `get()`), and the
+ * registry formats them like its own. Label values are positional, in `labelNames` order, and
+ * come from closed sets (routes, catalog models, vendors, statuses), as with any Prometheus
+ * metric: every combination seen is kept.
  */
 import type { Registry } from "prom-client";
 
