@@ -130,7 +130,7 @@ async function main() {
         env: {
           PORT: "0",
           LOG_LEVEL: "warn",
-          DATABASE_URL: join(directory, "profile.sqlite"),
+          DATABASE_URL: process.env.PROFILE_DATABASE_URL ?? join(directory, "profile.sqlite"),
           SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
           SWITCHYARD_SANDBOX_URL: sandbox.url,
         },

@@ -4,6 +4,7 @@
  */
 import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
+import { pgBillingStore } from "./pg-billing.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { sqlAuditStore } from "./sql-audit.ts";
 import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
@@ -43,6 +44,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       ? new HoldBook()
       : undefined;
   const accounts = sqlAccountStore(handle.db, handle.transactions);
+  const billing = sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds);
   return {
     ...accounts,
     ...(holds && {
@@ -60,7 +62,9 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       },
     }),
     ...sqlLedgerStore(handle.db, handle.transactions, holds && ((id) => holds.heldFor(id))),
-    ...sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds),
+    ...billing,
+    // PostgreSQL: the hold and the settlement as one statement each (one round trip).
+    ...(handle.dialect === "postgres" && pgBillingStore(handle.db, billing)),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
     ...sqlAuditStore(handle.db, handle.transactions),

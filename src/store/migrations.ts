@@ -12,6 +12,7 @@ import {
   sql,
 } from "kysely";
 import { leanInflightMigration } from "./lean-inflight.ts";
+import { oneClosingMigration } from "./pg-billing.ts";
 import { spendByDayMigration } from "./spend-by-day.ts";
 
 export type SqlDialect = "sqlite" | "postgres";
@@ -414,6 +415,8 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
     "0013_spend_by_day": spendByDayMigration(dialect),
     // SQLite: the in-flight rows in one B-tree instead of three (src/store/lean-inflight.ts).
     "0014_lean_sqlite_inflight": leanInflightMigration(dialect),
+    // PostgreSQL: one closing ledger row per request (src/store/pg-billing.ts).
+    "0015_one_closing_per_request": oneClosingMigration(dialect),
   };
 }
 

@@ -33,22 +33,7 @@ export interface SpendCharge {
 export function recordSpendQuery(db: Kysely<Database>): (charge: SpendCharge) => CompiledQuery {
   const template = queryTemplate(
     (args: { accountId: string; keyId: string | null; day: number; cost: number }) => ({
-      compile: () =>
-        sql`with recursive up(id) as (
-            select id from api_keys where id = cast(${args.keyId} as text)
-            union all
-            select api_keys.parent_key_id from api_keys inner join up on api_keys.id = up.id
-              where api_keys.parent_key_id is not null
-          )
-          insert into spend_by_day (owner_id, day, spent_micros)
-          select id, cast(${args.day} as bigint), cast(${args.cost} as bigint) from up
-          union all
-          select cast(${args.accountId} as text), cast(${args.day} as bigint),
-            cast(${args.cost} as bigint) where true
-          on conflict (owner_id, day)
-            do update set spent_micros = spend_by_day.spent_micros + excluded.spent_micros`.compile(
-          db,
-        ),
+      compile: () => sql`with recursive ${keyTreeCte(args.keyId)} ${spendUpsert(args)}`.compile(db),
     }),
   );
   return (charge) =>
@@ -58,6 +43,33 @@ export function recordSpendQuery(db: Kysely<Database>): (charge: SpendCharge) =>
       day: dayOf(charge.at),
       cost: charge.costMicros,
     });
+}
+
+/** The common table expression `up(id)`: the key `keyId` and each of its ancestors. */
+export function keyTreeCte(keyId: unknown) {
+  return sql`up(id) as (
+      select id from api_keys where id = cast(${keyId} as text)
+      union all
+      select api_keys.parent_key_id from api_keys inner join up on api_keys.id = up.id
+        where api_keys.parent_key_id is not null
+    )`;
+}
+
+/**
+ * Adds `cost` to the `day` rows of the account and of every key in `up` (see `keyTreeCte`), if
+ * `when` holds (a condition the statement around it may set).
+ */
+export function spendUpsert(
+  args: { accountId: unknown; day: unknown; cost: unknown },
+  when = sql`true`,
+) {
+  return sql`insert into spend_by_day (owner_id, day, spent_micros)
+    select id, cast(${args.day} as bigint), cast(${args.cost} as bigint) from up where ${when}
+    union all
+    select cast(${args.accountId} as text), cast(${args.day} as bigint),
+      cast(${args.cost} as bigint) where ${when}
+    on conflict (owner_id, day)
+      do update set spent_micros = spend_by_day.spent_micros + excluded.spent_micros`;
 }
 
 /** What `owner` (an account or a key with its subtree) was charged from `since` (a UTC midnight). */

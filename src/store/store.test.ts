@@ -161,6 +161,36 @@ function storeSuite(
       });
     });
 
+    it("closes a request once when charges and releases of it race", async () => {
+      const accountId = await account(10_000);
+      const requests = Array.from({ length: 6 }, (_, i) => `${accountId}-race${i}`);
+      for (const requestId of requests)
+        await store.placeHold({
+          requestId,
+          accountId,
+          keyId: "k",
+          model: "m",
+          ...HOLD_DEFAULTS,
+          amountMicros: 1_000,
+        });
+      const charges = await Promise.all(
+        requests.flatMap((requestId) => [
+          store.releaseHold({ ...record(accountId, requestId, 0), status: "failed" }, "race"),
+          store.settle(record(accountId, requestId, 400)),
+          store.settle(record(accountId, requestId, 400)),
+        ]),
+      );
+      const charged = charges.filter((outcome) => outcome?.alreadySettled === false).length;
+      expect(charged).toBeLessThanOrEqual(requests.length);
+      expect(await store.findAccountById(accountId)).toMatchObject({
+        balanceMicros: 10_000 - 400 * charged,
+        heldMicros: 0,
+      });
+      for (const requestId of requests)
+        expect((await store.findUsage(requestId))?.heldMicros).toBe(1_000);
+      expect((await store.verify()).problems).toEqual([]);
+    });
+
     it.skipIf(holds === "memory")(
       "releases open holds left by a crash, and only those",
       async () => {
