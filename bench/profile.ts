@@ -11,6 +11,9 @@
  * completions (`responses`: OpenAI responses, relayed natively); `PROFILE_MODEL` another model
  * (a translated route, say).
  *
+ * `PROFILE_DATABASE_URL` runs the gateway on another database (a PostgreSQL one, say) instead of
+ * a fresh SQLite file.
+ *
  * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
