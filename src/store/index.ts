@@ -2,12 +2,14 @@
  * @module store
  * Repository interfaces and their SQL implementation (SQLite or PostgreSQL through Kysely).
  */
+
+import { hotQueries } from "./billing-queries.ts";
 import { type DatabaseHandle, type OpenOptions, openDatabase } from "./connect.ts";
 import { HoldBook } from "./hold-book.ts";
 import { pgBillingStore } from "./pg-billing.ts";
 import { sqlAccountStore } from "./sql-accounts.ts";
 import { sqlAuditStore } from "./sql-audit.ts";
-import { hotQueries, sqlBillingStore } from "./sql-billing.ts";
+import { sqlBillingStore } from "./sql-billing.ts";
 import { sqlBudgetStore } from "./sql-budgets.ts";
 import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";

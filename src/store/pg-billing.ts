@@ -22,12 +22,12 @@
  * such index: one writer runs one body at a time, and each body reads the rows it writes after.
  */
 import { type CompiledQuery, type Kysely, type Migration, type RawBuilder, sql } from "kysely";
+import { hotQueries, toRow } from "./billing-queries.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
 import { dayOf, keyTreeCte, spendUpsert } from "./spend-by-day.ts";
-import { hotQueries, toRow } from "./sql-billing.ts";
-import type { BillingStore, UsageRecord } from "./types.ts";
+import type { BillingStore, HoldInput, UsageRecord } from "./types.ts";
 
 /** The columns of a usage record, in the order they are written, with their SQL types. */
 const USAGE_COLUMNS = {
@@ -63,17 +63,10 @@ type UsageColumn = keyof typeof USAGE_COLUMNS;
 
 const typed = (value: unknown, type: "text" | "bigint") => sql`cast(${value} as ${sql.raw(type)})`;
 
-export interface PgHoldArgs {
-  ledgerId: string;
-  requestId: string;
-  accountId: string;
-  keyId: string;
-  model: string;
-  endpoint: string;
-  instanceId: string;
-  amount: number;
-  now: number;
-}
+export type PgHoldArgs = Pick<
+  HoldInput,
+  "requestId" | "accountId" | "keyId" | "model" | "endpoint" | "instanceId"
+> & { ledgerId: string; amount: number; now: number };
 
 export interface PgClosingArgs {
   /** The usage record, its `held_micros` ignored: it is the hold the statement finds. */

@@ -12,162 +12,24 @@
  * hold, deleted with the charge or release), so a dead process's requests can be settled at
  * once after a restart (see sql-inflight.ts).
  */
-import { type CompiledQuery, type Insertable, type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
+import {
+  availableFor,
+  entriesFor,
+  hotQueries,
+  insertUsage,
+  ledgerRow,
+  toRow,
+} from "./billing-queries.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
-import { queryTemplate } from "./query-template.ts";
-import type {
-  Database,
-  InflightRequestsTable,
-  LedgerEntriesTable,
-  UsageRecordsTable,
-} from "./schema.ts";
-import { recordSpendQuery } from "./spend-by-day.ts";
+import type { Database, InflightRequestsTable } from "./schema.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
 import { sqlUsageReads } from "./sql-usage.ts";
+import { releaseOpenHolds } from "./stale-holds.ts";
 import type { RunHint, TransactionRunner } from "./transactions.ts";
-import type { BillingStore, HoldInput, SpendLimitRefusal, UsageRecord } from "./types.ts";
-
-export function toRow(record: UsageRecord): UsageRecordsTable {
-  return {
-    request_id: record.requestId,
-    account_id: record.accountId,
-    key_id: record.keyId,
-    model: record.model,
-    endpoint: record.endpoint,
-    status: record.status,
-    input_tokens: record.inputTokens,
-    cached_input_tokens: record.cachedInputTokens,
-    cache_write_tokens: record.cacheWriteTokens,
-    output_tokens: record.outputTokens,
-    reasoning_tokens: record.reasoningTokens,
-    images: record.images,
-    video_seconds: record.videoSeconds,
-    characters: record.characters,
-    cost_micros: record.costMicros,
-    held_micros: record.heldMicros,
-    usage_source: record.usageSource,
-    upstream_request_id: record.upstreamRequestId,
-    latency_ms: record.latencyMs,
-    ttfb_ms: record.ttfbMs,
-    breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
-    created_at: record.createdAt,
-    overrun_micros: record.overrunMicros ?? 0,
-    output_cap_lowered_to: record.outputCapLoweredTo ?? null,
-    end_user: record.endUser ?? null,
-    metadata: record.metadata ? JSON.stringify(record.metadata) : null,
-  };
-}
-
-export function* entriesFor(entries: Queries["entries"], requestId: string) {
-  const rows = (yield entries({ requestId })) as Array<{ kind: string; hold_micros: number }>;
-  return {
-    held: rows
-      .filter((row) => row.kind === "hold")
-      .reduce((sum, row) => sum + Number(row.hold_micros), 0),
-    closed: rows.some((row) => row.kind === "charge" || row.kind === "release"),
-  };
-}
-
-/**
- * Writes a usage record and, when it charged something, adds the charge to the day rows of its
- * account and key tree (spend-by-day.ts) in the same transaction. Every usage record is written
- * here.
- */
-export function* insertUsage(
-  q: Queries,
-  row: UsageRecordsTable,
-): Generator<CompiledQuery, void, Record<string, unknown>[]> {
-  yield q.insertUsageRow(row);
-  if (row.cost_micros > 0)
-    yield q.recordSpend({
-      accountId: row.account_id,
-      keyId: row.key_id,
-      at: row.created_at,
-      costMicros: row.cost_micros,
-    });
-}
-
-/** The hot statements, compiled once (see query-template.ts). */
-export function hotQueries(db: Kysely<Database>) {
-  return {
-    entries: queryTemplate((args: { requestId: string }) =>
-      db
-        .selectFrom("ledger_entries")
-        .select(["kind", "hold_micros"])
-        .where("request_id", "=", args.requestId),
-    ),
-    reserve: queryTemplate((args: { accountId: string; amount: number }) =>
-      db
-        .updateTable("accounts")
-        .set({ held_micros: sql`held_micros + ${args.amount}` })
-        .where("id", "=", args.accountId)
-        .where(sql<boolean>`balance_micros - held_micros >= ${args.amount}`)
-        .returning("id"),
-    ),
-    available: queryTemplate((args: { accountId: string }) =>
-      db
-        .selectFrom("accounts")
-        .select(["balance_micros", "held_micros"])
-        .where("id", "=", args.accountId),
-    ),
-    insertLedger: queryTemplate((row: Insertable<LedgerEntriesTable>) =>
-      db.insertInto("ledger_entries").values(row),
-    ),
-    charge: queryTemplate((args: { accountId: string; cost: number; held: number }) =>
-      db
-        .updateTable("accounts")
-        .set({
-          balance_micros: sql`balance_micros - ${args.cost}`,
-          held_micros: sql`held_micros - ${args.held}`,
-        })
-        .where("id", "=", args.accountId),
-    ),
-    insertUsageRow: queryTemplate((row: UsageRecordsTable) =>
-      db.insertInto("usage_records").values(row),
-    ),
-    recordSpend: recordSpendQuery(db),
-    deliverInflight: queryTemplate((p: { requestId: string; floor: number }) =>
-      db
-        .updateTable("inflight_requests")
-        .set({
-          floor_micros: sql`case when ${p.floor} < hold_micros then ${p.floor} else hold_micros end`,
-        })
-        .where("request_id", "=", p.requestId),
-    ),
-    insertInflight: queryTemplate((row: InflightRequestsTable) =>
-      db.insertInto("inflight_requests").values(row),
-    ),
-    deleteInflight: queryTemplate((args: { requestId: string }) =>
-      db.deleteFrom("inflight_requests").where("request_id", "=", args.requestId),
-    ),
-  };
-}
-export type Queries = ReturnType<typeof hotQueries>;
-
-/**
- * What `accountId` may still hold: its balance less the holds in the table and, for a database
- * only this process writes, the holds in memory (but the one of `exceptRequestId`). Read inside
- * a transaction body.
- */
-export function* availableFor(
-  q: Queries,
-  accountId: string,
-  book: HoldBook | undefined,
-  exceptRequestId?: string,
-) {
-  const [account] = (yield q.available({ accountId })) as Array<{
-    balance_micros: number;
-    held_micros: number;
-  }>;
-  if (!account) return 0;
-  return (
-    Number(account.balance_micros) -
-    Number(account.held_micros) -
-    (book?.heldFor(accountId, exceptRequestId) ?? 0)
-  );
-}
+import type { BillingStore, HoldInput, SpendLimitRefusal } from "./types.ts";
 
 /** The in-flight row of a hold; `floorMicros` is what a crash charges (0 until it delivers). */
 function inflightRow(input: HoldInput, floorMicros: number): InflightRequestsTable {
@@ -185,28 +47,6 @@ function inflightRow(input: HoldInput, floorMicros: number): InflightRequestsTab
     checkpoint_usage: null,
     created_at: now,
     updated_at: now,
-  };
-}
-
-export function ledgerRow(
-  record: UsageRecord,
-  kind: "charge" | "release",
-  amount: number,
-  hold: number,
-  reason: string | null,
-) {
-  return {
-    id: newId("led"),
-    account_id: record.accountId,
-    kind,
-    amount_micros: amount,
-    hold_micros: hold,
-    request_id: record.requestId,
-    key_id: record.keyId,
-    model: record.model,
-    breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
-    reason,
-    created_at: Date.now(),
   };
 }
 
@@ -362,62 +202,8 @@ export function sqlBillingStore(
       return holds ? released.finally(() => holds.remove(record.requestId)) : released;
     },
 
-    async releaseOpenHolds(createdBefore, reason) {
-      const open = await db
-        .selectFrom("ledger_entries as hold")
-        .selectAll("hold")
-        .where("hold.kind", "=", "hold")
-        .where("hold.created_at", "<", createdBefore)
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom("ledger_entries as closing")
-                .select("closing.id")
-                .whereRef("closing.request_id", "=", "hold.request_id")
-                .where("closing.kind", "in", ["charge", "release"]),
-            ),
-          ),
-        )
-        // A video task's hold lasts as long as the task, across restarts; the task settles it.
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom("video_tasks as task")
-                .select("task.id")
-                .whereRef("task.id", "=", "hold.request_id"),
-            ),
-          ),
-        )
-        .execute();
-      let released = 0;
-      for (const hold of open) {
-        const done = await transactions.run(function* () {
-          const { closed } = yield* entriesFor(q.entries, hold.request_id ?? "");
-          if (closed) return false;
-          const { seq: _seq, ...entry } = hold;
-          yield db
-            .insertInto("ledger_entries")
-            .values({
-              ...entry,
-              id: newId("led"),
-              kind: "release",
-              amount_micros: 0,
-              hold_micros: -Number(hold.hold_micros),
-              reason,
-              created_at: Date.now(),
-            })
-            .compile();
-          yield db
-            .updateTable("accounts")
-            .set({ held_micros: sql`held_micros - ${Number(hold.hold_micros)}` })
-            .where("id", "=", hold.account_id)
-            .compile();
-          return true;
-        });
-        if (done) released += 1;
-      }
-      return released;
-    },
+    releaseOpenHolds: (createdBefore, reason) =>
+      releaseOpenHolds(db, transactions, q, createdBefore, reason),
 
     ...sqlInflight(db, transactions, q, holds),
 

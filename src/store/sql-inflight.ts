@@ -9,9 +9,9 @@
  * unique `(request_id, kind)` index and the closed-request check).
  */
 import { type Kysely, type Selectable, sql } from "kysely";
+import { entriesFor, insertUsage, ledgerRow, type Queries, toRow } from "./billing-queries.ts";
 import type { HoldBook } from "./hold-book.ts";
 import type { Database, InflightRequestsTable } from "./schema.ts";
-import { entriesFor, insertUsage, ledgerRow, type Queries, toRow } from "./sql-billing.ts";
 import type { TransactionRunner } from "./transactions.ts";
 import type { BillingStore, DeadRequestFilter, UsageCheckpoint, UsageRecord } from "./types.ts";
 

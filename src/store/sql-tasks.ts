@@ -8,11 +8,6 @@
  * `(request_id, kind)` index makes it happen once whatever races or restarts come between.
  */
 import { type Kysely, type Selectable, sql } from "kysely";
-import type { HoldBook } from "./hold-book.ts";
-import { newId } from "./ids.ts";
-import type { Database, VideoTasksTable } from "./schema.ts";
-import { checkSpendLimits } from "./spend-limits.ts";
-import { auditInsert } from "./sql-audit.ts";
 import {
   availableFor,
   entriesFor,
@@ -20,7 +15,12 @@ import {
   ledgerRow,
   type Queries,
   toRow,
-} from "./sql-billing.ts";
+} from "./billing-queries.ts";
+import type { HoldBook } from "./hold-book.ts";
+import { newId } from "./ids.ts";
+import type { Database, VideoTasksTable } from "./schema.ts";
+import { checkSpendLimits } from "./spend-limits.ts";
+import { auditInsert } from "./sql-audit.ts";
 import { fromRow, json, newRow, parse } from "./sql-task-rows.ts";
 import type { TaskStore, VideoTask, VideoTaskState } from "./task-types.ts";
 import type { TransactionRunner } from "./transactions.ts";
