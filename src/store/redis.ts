@@ -7,9 +7,10 @@
  * Redis that hangs cannot hang requests. A second connection carries the subscriptions (Redis
  * reserves a subscribed connection for them).
  */
+import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 
-/** A Lua script and the name it is cached under by the server (`EVALSHA`, then `EVAL`). */
+/** A Lua script, and the name a connection knows it by (sent with `EVAL` once, then `EVALSHA`). */
 export interface RedisScript {
   name: string;
   lua: string;
@@ -42,6 +43,18 @@ export interface RedisOptions {
   commandTimeoutMs: number;
   /** Told when the connection goes down (once per outage) and when it is back. */
   onStateChange?: (up: boolean, error?: Error) => void;
+}
+
+const shas = new Map<string, string>();
+
+/** The SHA-1 a server knows `script` by once it has run it. */
+function shaOf(script: RedisScript): string {
+  let sha = shas.get(script.lua);
+  if (sha === undefined) {
+    sha = createHash("sha1").update(script.lua).digest("hex");
+    shas.set(script.lua, sha);
+  }
+  return sha;
 }
 
 function client(url: string, commandTimeoutMs: number): Redis {
@@ -81,7 +94,13 @@ export async function connectRedis(options: RedisOptions): Promise<RedisConnecti
     commands.connect().catch((error: Error) => options.onStateChange?.(false, error)),
     subscriber.connect().catch(() => {}),
   ]);
-  const shas = new Map<string, string>();
+  // The scripts sent on this connection since it last connected. A script's first call is an
+  // EVAL (which also caches it on the server) and later ones an EVALSHA: one command each, never
+  // a SCRIPT LOAD round trip first, so calls reach the server in the order they were made (a
+  // lease's release sent after its renewal, or before the client's next request, is never
+  // overtaken by a call whose script was already loaded).
+  const sent = new Set<string>();
+  commands.on("ready", () => sent.clear());
 
   return {
     get ready() {
@@ -89,18 +108,17 @@ export async function connectRedis(options: RedisOptions): Promise<RedisConnecti
     },
     prefix: options.prefix,
     async run(script, keys, args) {
-      let sha = shas.get(script.name);
-      if (sha) {
-        try {
-          return await commands.evalsha(sha, keys.length, ...keys, ...args);
-        } catch (error) {
-          // The server forgot its script cache (a restart): load it again below.
-          if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-        }
+      if (!sent.has(script.name)) {
+        sent.add(script.name);
+        return commands.eval(script.lua, keys.length, ...keys, ...args);
       }
-      sha = (await commands.script("LOAD", script.lua)) as string;
-      shas.set(script.name, sha);
-      return commands.evalsha(sha, keys.length, ...keys, ...args);
+      try {
+        return await commands.evalsha(shaOf(script), keys.length, ...keys, ...args);
+      } catch (error) {
+        // The server forgot its script cache without a reconnection (SCRIPT FLUSH): send it again.
+        if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+        return commands.eval(script.lua, keys.length, ...keys, ...args);
+      }
     },
     async publish(channel, message) {
       await commands.publish(options.prefix + channel, message);
