@@ -186,6 +186,9 @@ export async function buildServices(
     logger: options.logger,
     clock: () => (services ?? { now: Date.now }).now(),
     thresholds: () => (services?.config ?? config).budgets.alert_thresholds,
+    sweepMs: config.tasks.tick_ms,
+    leaseMs: config.tasks.lease_seconds * 1000,
+    ...(metrics && { metrics }),
   });
   services = {
     config,

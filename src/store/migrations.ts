@@ -11,6 +11,7 @@ import {
   Migrator,
   sql,
 } from "kysely";
+import { budgetWebhooksMigration } from "./budget-webhooks.ts";
 import { leanInflightMigration } from "./lean-inflight.ts";
 import { oneClosingMigration } from "./pg-billing.ts";
 import { spendByDayMigration } from "./spend-by-day.ts";
@@ -417,6 +418,8 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
     "0014_lean_sqlite_inflight": leanInflightMigration(dialect),
     // PostgreSQL: one closing ledger row per request (src/store/pg-billing.ts).
     "0015_one_closing_per_request": oneClosingMigration(dialect),
+    // Budget alerts' webhook deliveries retried from the database (src/store/budget-webhooks.ts).
+    "0016_budget_webhook_deliveries": budgetWebhooksMigration,
   };
 }
 

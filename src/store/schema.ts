@@ -238,6 +238,15 @@ export interface BudgetAlertsTable {
   spent_micros: number;
   budget_micros: number;
   created_at: number;
+  // The webhook delivery (migration 0016); all null for an alert without a webhook.
+  webhook_url: string | null;
+  webhook_body: string | null;
+  /** `pending`, `delivered` or `gave_up`. */
+  webhook_state: string | null;
+  webhook_next_at: number | null;
+  webhook_lease_until: number | null;
+  webhook_attempts: number | null;
+  webhook_first_at: number | null;
 }
 
 /** What an account, or a key with every key below it, was charged on one UTC day. */

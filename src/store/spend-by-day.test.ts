@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { Kysely, SqliteDialect, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresReachable, throwawaySchema } from "../../test/support/postgres.ts";
+import { chatUsageRecord } from "../../test/support/usage-record.ts";
 import { openStore, type Store, type UsageRecord } from "./index.ts";
 import { DAY_MS, spendByDayMigration } from "./spend-by-day.ts";
 
@@ -25,31 +26,8 @@ function usage(
   requestId: string,
   cost: number,
   at: number,
-) {
-  return {
-    requestId,
-    accountId,
-    keyId,
-    model: "gpt-4o-mini",
-    endpoint: "/v1/chat/completions",
-    status: "succeeded",
-    inputTokens: 1,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 1,
-    reasoningTokens: 0,
-    images: 0,
-    videoSeconds: 0,
-    characters: 0,
-    costMicros: cost,
-    heldMicros: 0,
-    usageSource: "upstream",
-    upstreamRequestId: null,
-    latencyMs: 1,
-    ttfbMs: 1,
-    breakdown: {},
-    createdAt: at,
-  } satisfies UsageRecord;
+): UsageRecord {
+  return chatUsageRecord({ requestId, accountId, keyId, costMicros: cost, createdAt: at });
 }
 
 interface Charge {

@@ -6,11 +6,12 @@
  * primary key decides between instances).
  */
 import { type Kysely, type Selectable, sql } from "kysely";
+import type { AccountBudget, BudgetStore } from "./budget-types.ts";
+import { newDelivery, sqlBudgetWebhooks } from "./budget-webhooks.ts";
 import type { HoldBook } from "./hold-book.ts";
 import type { AccountBudgetsTable, Database } from "./schema.ts";
 import { isDayStart, spentSince } from "./spend-by-day.ts";
 import { keySpendQuery } from "./spend-limits.ts";
-import type { AccountBudget, BudgetStore } from "./types.ts";
 
 function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
   return {
@@ -124,6 +125,7 @@ export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetSt
             spent_micros: alert.spentMicros,
             budget_micros: alert.budgetMicros,
             created_at: Date.now(),
+            ...(alert.webhook && newDelivery(alert.webhook)),
           })
           .execute();
         return true;
@@ -132,6 +134,8 @@ export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetSt
         throw error;
       }
     },
+
+    ...sqlBudgetWebhooks(db),
 
     async listBudgetAlerts(accountId, periodStart) {
       const rows = await db

@@ -4,6 +4,7 @@
  * Kysely for SQLite and PostgreSQL. Video tasks have theirs in `task-types.ts`.
  */
 import type { AuditOrigin, AuditStore } from "./audit-types.ts";
+import type { BudgetStore } from "./budget-types.ts";
 import type { TaskStore } from "./task-types.ts";
 
 export type AccountRole = "user" | "admin";
@@ -451,42 +452,4 @@ export interface CreditCodeStore {
     /** Who redeems: a `credit_code.redeem` event in the redemption's transaction. */
     audit?: AuditOrigin;
   }): Promise<RedeemResult>;
-}
-
-/** An account's monthly budget (soft limit: alerts, never refusals). */
-export interface AccountBudget {
-  accountId: string;
-  monthlyBudgetMicros: number;
-  webhookUrl: string | null;
-  updatedAt: number;
-}
-
-export interface BudgetStore {
-  findAccountBudget(accountId: string): Promise<AccountBudget | undefined>;
-  /** Sets (or, with null, removes) the account's budget. */
-  setAccountBudget(
-    accountId: string,
-    budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
-  ): Promise<AccountBudget | undefined>;
-  /** What the account was charged since `since` (Unix ms): its spend day rows when `since` is a UTC midnight, else its usage records. */
-  accountSpend(accountId: string, since: number): Promise<number>;
-  /** What the key and the keys below it were charged since `since`, and hold now. */
-  keySpend(
-    accountId: string,
-    keyId: string,
-    since: number,
-  ): Promise<{ spentMicros: number; heldMicros: number }>;
-  /**
-   * Records that `thresholdBp` (basis points of the budget) was reached in the period starting
-   * at `periodStart`; true only for the first caller, so each alert goes out once.
-   */
-  claimBudgetAlert(alert: {
-    accountId: string;
-    periodStart: number;
-    thresholdBp: number;
-    spentMicros: number;
-    budgetMicros: number;
-  }): Promise<boolean>;
-  /** The thresholds (basis points) already alerted in the period. */
-  listBudgetAlerts(accountId: string, periodStart: number): Promise<number[]>;
 }

@@ -5,13 +5,21 @@
  * per month — a `warn` log line and, when the account set a budget webhook, a signed
  * `budget.threshold_reached` event through the webhook dispatcher the video tasks use. Which
  * instance alerts is decided by the store (`claimBudgetAlert`: one row per account, month and
- * threshold). Soft limits never refuse a request. Delivery is retried in this process on the
- * webhook schedule; an instance that stops mid-way loses the retries, not the log line.
+ * threshold). Soft limits never refuse a request. The delivery lives in the alert's row: the
+ * claiming instance makes the first attempt at once, and every later one (a retry on the
+ * webhook schedule, or the attempt of an instance that stopped mid-way, once its lease has run
+ * out) is taken up by whichever instance sweeps first (every `tasks.tick_ms`).
  */
 import type { Logger } from "pino";
 import { periodEnd, periodStart } from "../billing/index.ts";
-import type { AccountBudget, BudgetStore, TaskStore } from "../store/index.ts";
-import type { WebhookDispatcher } from "./video-engine.ts";
+import type {
+  AccountBudget,
+  BudgetAlertKey,
+  BudgetStore,
+  BudgetWebhookDelivery,
+  TaskStore,
+} from "../store/index.ts";
+import type { TaskMetrics, WebhookDispatcher } from "./video-engine.ts";
 
 export const BUDGET_EVENT = "budget.threshold_reached";
 
@@ -25,10 +33,20 @@ export interface BudgetAlerts {
   check(accountId: string): Promise<void>;
   /** The account's budget changed: read it again on the next check. */
   forget(accountId: string): void;
+  /** Takes up the deliveries due now (retries, and those a stopped instance left); resolves after their attempts. */
+  sweep(): Promise<void>;
   /** Resolves when every check and delivery started so far has finished (tests). */
   idle(): Promise<void>;
   stop(): void;
 }
+
+/** The event id of an alert's webhook (the same on every attempt). */
+export function budgetEventId(alert: BudgetAlertKey): string {
+  return `evt_budget_${alert.accountId}_${alert.periodStart}_${alert.thresholdBp}`;
+}
+
+/** Deliveries taken per sweep. */
+const SWEEP_BATCH = 20;
 
 /** Basis points of a threshold fraction (0.8 → 8000), the integer the store keys alerts by. */
 export function thresholdBasisPoints(fraction: number): number {
@@ -41,12 +59,17 @@ export function createBudgetAlerts(deps: {
   logger: Logger;
   clock: () => number;
   thresholds: () => readonly number[];
+  /** How often due deliveries are looked for (`tasks.tick_ms`); 0 for never (tests sweep). */
+  sweepMs: number;
+  /** How long an attempt keeps its delivery to this instance (`tasks.lease_seconds`). */
+  leaseMs: number;
+  metrics?: Pick<TaskMetrics, "webhookAttempt">;
 }): BudgetAlerts {
   const budgets = new Map<string, { budget: AccountBudget | undefined; until: number }>();
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
   const pending = new Set<Promise<unknown>>();
-  const timers = new Set<NodeJS.Timeout>();
+  let sweeping: Promise<void> | undefined;
   let stopped = false;
 
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -64,41 +87,67 @@ export function createBudgetAlerts(deps: {
     return budget;
   }
 
-  async function deliver(
-    budget: AccountBudget,
-    url: string,
-    event: { id: string; body: string },
-    firstAt: number,
-    attempt: number,
-  ): Promise<void> {
+  /** One attempt of `delivery` (leased to this instance), recorded with what comes next. */
+  async function attempt(delivery: BudgetWebhookDelivery): Promise<void> {
     if (stopped) return;
-    const secret = await deps.store.webhookSecret(budget.accountId, deps.webhooks.newSecret);
+    const secret = await deps.store.webhookSecret(delivery.accountId, deps.webhooks.newSecret);
     const result = await deps.webhooks.deliver({
-      url,
-      body: event.body,
+      url: delivery.url,
+      body: delivery.body,
       secret,
-      eventId: event.id,
+      eventId: budgetEventId(delivery),
     });
-    if (result.ok) return;
     const now = deps.clock();
-    if (deps.webhooks.givesUp(firstAt, now)) {
+    const attempts = delivery.attempts + 1;
+    const outcome = result.ok
+      ? ({ state: "delivered", at: now } as const)
+      : deps.webhooks.givesUp(delivery.firstAttemptAt ?? now, now)
+        ? ({ state: "gave_up", at: now } as const)
+        : ({
+            state: "pending",
+            at: now,
+            nextAt: now + deps.webhooks.retryDelayMs(attempts),
+          } as const);
+    await deps.store.recordBudgetWebhookAttempt(delivery, outcome);
+    deps.metrics?.webhookAttempt(
+      result.ok ? "delivered" : outcome.state === "gave_up" ? "gave_up" : "failed",
+    );
+    if (outcome.state === "gave_up")
       deps.logger.warn(
         {
-          accountId: budget.accountId,
-          eventId: event.id,
+          accountId: delivery.accountId,
+          eventId: budgetEventId(delivery),
+          attempts,
           status: result.status,
           err: result.error,
         },
         "budget webhook not delivered; giving up",
       );
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      void track(deliver(budget, url, event, firstAt, attempt + 1)).catch(() => {});
-    }, deps.webhooks.retryDelayMs(attempt));
-    timer.unref();
-    timers.add(timer);
+  }
+
+  const attemptLogged = (delivery: BudgetWebhookDelivery) =>
+    track(attempt(delivery)).catch((error: unknown) =>
+      deps.logger.warn(
+        {
+          accountId: delivery.accountId,
+          eventId: budgetEventId(delivery),
+          err: error instanceof Error ? error.message : String(error),
+        },
+        "budget webhook failed",
+      ),
+    );
+
+  async function sweepOnce(): Promise<void> {
+    const due = await deps.store.claimDueBudgetWebhooks(deps.clock(), deps.leaseMs, SWEEP_BATCH);
+    await Promise.all(due.map(attemptLogged));
+  }
+
+  function sweep(): Promise<void> {
+    if (stopped) return Promise.resolve();
+    sweeping ??= track(sweepOnce()).finally(() => {
+      sweeping = undefined;
+    });
+    return sweeping;
   }
 
   async function checkOnce(accountId: string): Promise<void> {
@@ -112,15 +161,36 @@ export function createBudgetAlerts(deps: {
     );
     for (const bp of thresholds) {
       if (spent * 10_000 < bp * budget.monthlyBudgetMicros) break;
+      const alert = { accountId, periodStart: since, thresholdBp: bp };
+      const threshold = bp / 10_000;
+      const webhook = budget.webhookUrl
+        ? {
+            url: budget.webhookUrl,
+            body: JSON.stringify({
+              id: budgetEventId(alert),
+              object: "event",
+              type: BUDGET_EVENT,
+              created_at: new Date(now).toISOString(),
+              data: {
+                account_id: accountId,
+                threshold,
+                monthly_budget_micros: budget.monthlyBudgetMicros,
+                spent_micros: spent,
+                period_start: new Date(since).toISOString(),
+                period_end: new Date(periodEnd("monthly", now) ?? now).toISOString(),
+              },
+            }),
+            at: now,
+            leaseUntil: now + deps.leaseMs,
+          }
+        : undefined;
       const claimed = await deps.store.claimBudgetAlert({
-        accountId,
-        periodStart: since,
-        thresholdBp: bp,
+        ...alert,
         spentMicros: spent,
         budgetMicros: budget.monthlyBudgetMicros,
+        ...(webhook && { webhook }),
       });
       if (!claimed) continue;
-      const threshold = bp / 10_000;
       deps.logger.warn(
         {
           accountId,
@@ -130,28 +200,15 @@ export function createBudgetAlerts(deps: {
         },
         `account ${accountId} reached ${bp / 100}% of its monthly budget`,
       );
-      if (!budget.webhookUrl) continue;
-      const id = `evt_budget_${accountId}_${since}_${bp}`;
-      const body = JSON.stringify({
-        id,
-        object: "event",
-        type: BUDGET_EVENT,
-        created_at: new Date(now).toISOString(),
-        data: {
-          account_id: accountId,
-          threshold,
-          monthly_budget_micros: budget.monthlyBudgetMicros,
-          spent_micros: spent,
-          period_start: new Date(since).toISOString(),
-          period_end: new Date(periodEnd("monthly", now) ?? now).toISOString(),
-        },
-      });
-      void track(deliver(budget, budget.webhookUrl, { id, body }, now, 1)).catch((error: unknown) =>
-        deps.logger.warn(
-          { accountId, eventId: id, err: error instanceof Error ? error.message : String(error) },
-          "budget webhook failed",
-        ),
-      );
+      // The first attempt is this instance's (the claim leased it); the rest are the sweep's.
+      if (webhook)
+        void attemptLogged({
+          ...alert,
+          url: webhook.url,
+          body: webhook.body,
+          attempts: 0,
+          firstAttemptAt: null,
+        });
     }
   }
 
@@ -176,6 +233,19 @@ export function createBudgetAlerts(deps: {
     return track(run);
   }
 
+  const timer =
+    deps.sweepMs > 0
+      ? setInterval(() => {
+          sweep().catch((error: unknown) =>
+            deps.logger.warn(
+              { err: error instanceof Error ? error.message : String(error) },
+              "budget webhook sweep failed",
+            ),
+          );
+        }, deps.sweepMs)
+      : undefined;
+  timer?.unref();
+
   return {
     charged({ accountId, costMicros }) {
       if (stopped || costMicros <= 0) return;
@@ -191,6 +261,7 @@ export function createBudgetAlerts(deps: {
       );
     },
     check,
+    sweep,
     forget(accountId) {
       budgets.delete(accountId);
     },
@@ -199,8 +270,7 @@ export function createBudgetAlerts(deps: {
     },
     stop() {
       stopped = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      if (timer) clearInterval(timer);
     },
   };
 }

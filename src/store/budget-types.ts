@@ -1,0 +1,81 @@
+/**
+ * @module store/budget-types
+ * What the budget store keeps (docs/budgets.md): an account's monthly budget, each threshold's
+ * alert (once per account, month and threshold), and the alert's webhook delivery, whose
+ * attempts are leased and scheduled in the database so that an instance that stops mid-way
+ * loses none of them: another instance, or the next start, takes the delivery up.
+ */
+
+/** An account's monthly budget (soft limit: alerts, never refusals). */
+export interface AccountBudget {
+  accountId: string;
+  monthlyBudgetMicros: number;
+  webhookUrl: string | null;
+  updatedAt: number;
+}
+
+/** Names one alert: its account, the period it counts and the threshold it reached. */
+export interface BudgetAlertKey {
+  accountId: string;
+  periodStart: number;
+  /** The threshold in basis points of the budget (0.8 → 8000). */
+  thresholdBp: number;
+}
+
+/** An alert's webhook delivery: where to, and the event (kept as sent, the same on every try). */
+export interface BudgetWebhookDelivery extends BudgetAlertKey {
+  url: string;
+  body: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /** When the first attempt was made, or null before it. */
+  firstAttemptAt: number | null;
+}
+
+/** How an attempt ended: delivered, given up, or due again at `nextAt`. */
+export type BudgetWebhookOutcome =
+  | { state: "delivered" | "gave_up"; at: number }
+  | { state: "pending"; at: number; nextAt: number };
+
+export interface BudgetStore {
+  findAccountBudget(accountId: string): Promise<AccountBudget | undefined>;
+  /** Sets (or, with null, removes) the account's budget. */
+  setAccountBudget(
+    accountId: string,
+    budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
+  ): Promise<AccountBudget | undefined>;
+  /** What the account was charged since `since` (Unix ms): its spend day rows when `since` is a UTC midnight, else its usage records. */
+  accountSpend(accountId: string, since: number): Promise<number>;
+  /** What the key and the keys below it were charged since `since`, and hold now. */
+  keySpend(
+    accountId: string,
+    keyId: string,
+    since: number,
+  ): Promise<{ spentMicros: number; heldMicros: number }>;
+  /**
+   * Records that `thresholdBp` (basis points of the budget) was reached in the period starting
+   * at `periodStart`; true only for the first caller, so each alert goes out once. With
+   * `webhook`, the alert's delivery is recorded too, due from `at` and leased to the caller
+   * until `leaseUntil` (the caller makes the first attempt).
+   */
+  claimBudgetAlert(
+    alert: BudgetAlertKey & {
+      spentMicros: number;
+      budgetMicros: number;
+      webhook?: { url: string; body: string; at: number; leaseUntil: number };
+    },
+  ): Promise<boolean>;
+  /** The thresholds (basis points) already alerted in the period. */
+  listBudgetAlerts(accountId: string, periodStart: number): Promise<number[]>;
+  /**
+   * Leases up to `limit` deliveries due at `now` (not delivered, not given up, their next
+   * attempt's time come, no lease running) to the caller until `now + leaseMs`.
+   */
+  claimDueBudgetWebhooks(
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<BudgetWebhookDelivery[]>;
+  /** Records an attempt of the delivery of `alert` and ends its lease. */
+  recordBudgetWebhookAttempt(alert: BudgetAlertKey, outcome: BudgetWebhookOutcome): Promise<void>;
+}
