@@ -67,7 +67,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlLedgerStore(handle.db, handle.transactions, holds && ((id) => holds.heldFor(id))),
     ...billing,
     // PostgreSQL: the hold and the settlement as one statement each (one round trip).
-    ...(handle.dialect === "postgres" && pgBillingStore(handle.db, billing)),
+    ...(handle.dialect === "postgres" && pgBillingStore(handle.db, handle.transactions)),
     ...sqlTaskStore(handle.db, handle.transactions, hotQueries(handle.db), holds),
     ...sqlResponseStore(handle.db),
     ...sqlAuditStore(handle.db, handle.transactions),

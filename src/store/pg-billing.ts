@@ -12,8 +12,9 @@
  *   written only if none exists (the unique (request_id, kind) index stops a concurrent twin),
  *   then, only for a closing row written, the in-flight row deleted, the balance charged and
  *   the hold returned, the usage record and the spend day rows.
- * The same effects as sql-billing.ts's transaction bodies, which remain for SQLite and for holds
- * with spend caps to check.
+ * The same effects as sql-billing.ts's transaction bodies, which remain for SQLite. A hold
+ * under spend caps is a transaction still: the account row locked and the caps read first
+ * (spend-limits.ts), then the hold statement.
  *
  * Two closings of one request (a charge and a release, say, from a recovering instance and one
  * thought dead) read the ledger in snapshots taken before either wrote. Migration 0015 makes a
@@ -22,11 +23,14 @@
  * such index: one writer runs one body at a time, and each body reads the rows it writes after.
  */
 import { type CompiledQuery, type Kysely, type Migration, type RawBuilder, sql } from "kysely";
-import { hotQueries, toRow } from "./billing-queries.ts";
+import { availableFor, hotQueries, toRow } from "./billing-queries.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
 import { dayOf, keyTreeCte, spendUpsert } from "./spend-by-day.ts";
+import { checkSpendLimits } from "./spend-limits.ts";
+import { refusedByCap } from "./sql-billing.ts";
+import type { TransactionRunner } from "./transactions.ts";
 import type { BillingStore, HoldInput, UsageRecord } from "./types.ts";
 
 /** The columns of a usage record, in the order they are written, with their SQL types. */
@@ -182,16 +186,15 @@ export function pgBillingStatements(db: Kysely<Database>) {
 export type PgBillingStatements = ReturnType<typeof pgBillingStatements>;
 
 /**
- * The billing store's hot methods on PostgreSQL, one round trip each, over `base` (the shared
- * transaction bodies), which still places the holds that have spend caps to check (a locked
- * read of the key tree's spend first).
+ * The billing store's hot methods on PostgreSQL, one round trip each; a hold under spend caps
+ * is a transaction (the account row locked, the caps read, then the hold statement).
  */
 export function pgBillingStore(
   db: Kysely<Database>,
-  base: BillingStore,
+  transactions: TransactionRunner,
 ): Pick<BillingStore, "placeHold" | "settle" | "releaseHold" | "recordInflight"> {
   const statements = pgBillingStatements(db);
-  const { deliverInflight, available } = hotQueries(db);
+  const q = hotQueries(db);
   const close = async (record: UsageRecord, kind: "charge" | "release", reason: string | null) => {
     const { rows } = await db.executeQuery<{ closed: unknown }>(
       statements.close({
@@ -206,32 +209,50 @@ export function pgBillingStore(
   };
   return {
     async placeHold(input) {
-      if (input.spendLimits && input.spendLimits.length > 0) return base.placeHold(input);
-      const { rows } = await db.executeQuery<{ placed: unknown }>(
+      const { accountId, amountMicros } = input;
+      const limits = input.spendLimits ?? [];
+      const hold = () =>
         statements.hold({
           ledgerId: newId("led"),
           requestId: input.requestId,
-          accountId: input.accountId,
+          accountId,
           keyId: input.keyId,
           model: input.model,
           endpoint: input.endpoint,
           instanceId: input.instanceId,
-          amount: input.amountMicros,
+          amount: amountMicros,
           now: Date.now(),
-        }),
-      );
-      if (Number(rows[0]?.placed ?? 0) > 0) return { placed: true };
-      // Refused: read what is available now (the statement's own reads see the account as it was
-      // when the statement began, before a concurrent hold that it waited for).
-      const [account] = (
-        await db.executeQuery<{ balance_micros: unknown; held_micros: unknown }>(
-          available({ accountId: input.accountId }),
-        )
-      ).rows;
-      const availableMicros = account
-        ? Number(account.balance_micros) - Number(account.held_micros)
-        : 0;
-      return { placed: false, availableMicros };
+        });
+      // Refused: what is available is read again (the statement's own reads see the account as
+      // it was when the statement began, before a concurrent hold that it waited for).
+      if (limits.length === 0) {
+        const { rows } = await db.executeQuery<{ placed: unknown }>(hold());
+        if (Number(rows[0]?.placed ?? 0) > 0) return { placed: true };
+        const [account] = (await db.executeQuery(q.available({ accountId }))).rows as Array<{
+          balance_micros: unknown;
+          held_micros: unknown;
+        }>;
+        const availableMicros = account
+          ? Number(account.balance_micros) - Number(account.held_micros)
+          : 0;
+        return { placed: false, availableMicros };
+      }
+      // Spend caps: a transaction that locks the account row first, so that the caps' reads see
+      // every hold of the account placed before (spend-limits.ts), then the hold statement.
+      return transactions.run(function* () {
+        const capped = yield* checkSpendLimits(
+          db,
+          { accountId, amountMicros, limits, lockAccount: true },
+          undefined,
+        );
+        if (capped) return refusedByCap(capped);
+        const [placed] = yield hold();
+        if (Number(placed?.placed ?? 0) > 0) return { placed: true as const };
+        return {
+          placed: false as const,
+          availableMicros: yield* availableFor(q, accountId, undefined),
+        };
+      });
     },
     async settle(record) {
       return { alreadySettled: !(await close(record, "charge", null)) };
@@ -240,7 +261,7 @@ export function pgBillingStore(
       await close({ ...record, costMicros: 0 }, "release", reason);
     },
     async recordInflight(requestId, floorMicros) {
-      await db.executeQuery(deliverInflight({ requestId, floor: floorMicros }));
+      await db.executeQuery(q.deliverInflight({ requestId, floor: floorMicros }));
     },
   };
 }
