@@ -271,6 +271,19 @@ export function oneClosingMigration(dialect: "sqlite" | "postgres"): Migration {
   return {
     async up(db: Kysely<unknown>) {
       if (dialect !== "postgres") return;
+      // A request closed twice (the race this index prevents) would make the index fail with a
+      // bare "could not create unique index"; say which requests instead.
+      const { rows } = await sql<{ request_id: string }>`select request_id from ledger_entries
+        where kind in ('charge', 'release') and request_id is not null
+        group by request_id having count(*) > 1 limit 10`.execute(db);
+      if (rows.length > 0)
+        throw new Error(
+          `migration 0015: requests closed more than once in the ledger (${rows
+            .map((row) => row.request_id)
+            .join(", ")}); each returned its hold twice. Run "switchyard ledger verify", correct ` +
+            "the accounts named (a credit or debit with a reason), remove the duplicate closing " +
+            "rows, and start again.",
+        );
       await sql`create unique index ledger_request_closing on ledger_entries (request_id)
         where kind in ('charge', 'release')`.execute(db);
     },
