@@ -9,12 +9,13 @@ import {
   type MigrationProvider,
   type MigrationResultSet,
   Migrator,
-  sql,
 } from "kysely";
 import { budgetWebhooksMigration } from "./budget-webhooks.ts";
+import { leanBillingTablesMigration } from "./lean-billing-tables.ts";
 import { leanInflightMigration } from "./lean-inflight.ts";
 import { oneClosingMigration } from "./pg-billing.ts";
 import { spendByDayMigration } from "./spend-by-day.ts";
+import { videoTaskTablesMigration } from "./video-task-tables.ts";
 
 export type SqlDialect = "sqlite" | "postgres";
 
@@ -135,17 +136,8 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
-    "0004_lean_sqlite_billing_tables": {
-      // SQLite only: every settlement writes one page per B-tree it touches, and each page is a
-      // WAL frame of the commit. The ledger loses AUTOINCREMENT (it is append-only, so rowids
-      // never repeat; the counter table was one more page) and the unique index on `id` (ids are
-      // time + 71 random bits, unique by construction); usage records become WITHOUT ROWID, so
-      // the table and its primary key are one B-tree. 10 pages per settlement become 7.
-      async up(db: Kysely<unknown>) {
-        if (dialect !== "sqlite") return;
-        for (const statement of LEAN_SQLITE_TABLES) await sql.raw(statement).execute(db);
-      },
-    },
+    // SQLite: fewer B-trees per settlement (src/store/lean-billing-tables.ts).
+    "0004_lean_sqlite_billing_tables": leanBillingTablesMigration(dialect),
     "0005_key_tree": {
       // A key minted by a key records its parent: it is revoked with it, shares its rate and
       // concurrency budget, and sees only its own subtree. The index serves the subtree walk.
@@ -201,80 +193,8 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
-    "0007_video_tasks": {
-      // Asynchronous video tasks (src/tasks): the task, its vendor task id, its durable billing
-      // hold's state, its final record and its webhook delivery. A lease (`lease_owner`,
-      // `lease_until`) lets one instance at a time poll a task; the unique index on
-      // (account_id, idempotency_key) makes a retried submission find the first one.
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .createTable("video_tasks")
-          .addColumn("id", "text", (c) => c.primaryKey())
-          .addColumn("account_id", "text", (c) => c.notNull().references("accounts.id"))
-          .addColumn("key_id", "text")
-          .addColumn("model", "text", (c) => c.notNull())
-          .addColumn("route", "text", (c) => c.notNull())
-          .addColumn("upstream_model", "text", (c) => c.notNull())
-          .addColumn("provider_task_id", "text")
-          .addColumn("status", "text", (c) => c.notNull())
-          .addColumn("request_body", "text", (c) => c.notNull())
-          .addColumn("idempotency_key", "text")
-          .addColumn("request_hash", "text", (c) => c.notNull())
-          .addColumn("duration_seconds", "integer", (c) => c.notNull())
-          .addColumn("resolution", "text", (c) => c.notNull())
-          .addColumn("aspect_ratio", "text")
-          .addColumn("hold_micros", "bigint", (c) => c.notNull())
-          .addColumn("billing_state", "text", (c) => c.notNull())
-          .addColumn("cost_micros", "bigint", (c) => c.notNull().defaultTo(0))
-          .addColumn("billed_seconds", "integer")
-          .addColumn("provider_record", "text")
-          .addColumn("progress", "integer")
-          .addColumn("video_url", "text")
-          .addColumn("seed", "bigint")
-          .addColumn("usage", "text")
-          .addColumn("error_code", "text")
-          .addColumn("error_message", "text")
-          .addColumn("webhook_url", "text")
-          .addColumn("webhook_state", "text", (c) => c.notNull())
-          .addColumn("webhook_attempts", "text")
-          .addColumn("webhook_next_at", "bigint")
-          .addColumn("next_poll_at", "bigint", (c) => c.notNull())
-          .addColumn("polls", "integer", (c) => c.notNull().defaultTo(0))
-          .addColumn("lease_owner", "text")
-          .addColumn("lease_until", "bigint", (c) => c.notNull().defaultTo(0))
-          .addColumn("created_at", "bigint", (c) => c.notNull())
-          .addColumn("updated_at", "bigint", (c) => c.notNull())
-          .addColumn("finished_at", "bigint")
-          .execute();
-        await db.schema
-          .createIndex("video_tasks_account_created")
-          .on("video_tasks")
-          .columns(["account_id", "created_at"])
-          .execute();
-        await db.schema
-          .createIndex("video_tasks_idempotency")
-          .on("video_tasks")
-          .columns(["account_id", "idempotency_key"])
-          .unique()
-          .execute();
-        await db.schema
-          .createIndex("video_tasks_provider_id")
-          .on("video_tasks")
-          .column("provider_task_id")
-          .execute();
-        await db.schema
-          .createIndex("video_tasks_due")
-          .on("video_tasks")
-          .columns(["status", "next_poll_at"])
-          .execute();
-        await db.schema
-          .createTable("webhook_secrets")
-          .addColumn("account_id", "text", (c) => c.primaryKey().references("accounts.id"))
-          .addColumn("secret", "text", (c) => c.notNull())
-          .addColumn("created_at", "bigint", (c) => c.notNull())
-          .execute();
-      },
-    },
+    // Asynchronous video tasks and webhook secrets (src/store/video-task-tables.ts).
+    "0007_video_tasks": videoTaskTablesMigration,
     "0008_responses": {
       // Responses API answers kept with `store` (src/endpoints/responses): read back, listed and
       // continued by `previous_response_id`, always within the account that made them.
@@ -422,33 +342,6 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
     "0016_budget_webhook_deliveries": budgetWebhooksMigration,
   };
 }
-
-const USAGE_COLUMNS = `request_id text primary key, account_id text not null references accounts(id),
-  key_id text, model text not null, endpoint text not null, status text not null,
-  input_tokens bigint not null default 0, cached_input_tokens bigint not null default 0,
-  cache_write_tokens bigint not null default 0, output_tokens bigint not null default 0,
-  reasoning_tokens bigint not null default 0, images integer not null default 0,
-  video_seconds integer not null default 0, characters bigint not null default 0,
-  cost_micros bigint not null default 0, held_micros bigint not null default 0,
-  usage_source text, upstream_request_id text, latency_ms integer, ttfb_ms integer,
-  breakdown text, created_at bigint not null`;
-
-const LEAN_SQLITE_TABLES = [
-  `create table ledger_entries_lean (seq integer primary key, id text not null,
-    account_id text not null references accounts(id), kind text not null,
-    amount_micros bigint not null, hold_micros bigint not null default 0, request_id text,
-    key_id text, model text, breakdown text, reason text, created_at bigint not null)`,
-  "insert into ledger_entries_lean select * from ledger_entries",
-  "drop table ledger_entries",
-  "alter table ledger_entries_lean rename to ledger_entries",
-  "create index ledger_account on ledger_entries (account_id)",
-  "create unique index ledger_request_kind on ledger_entries (request_id, kind)",
-  `create table usage_records_lean (${USAGE_COLUMNS}) without rowid`,
-  "insert into usage_records_lean select * from usage_records",
-  "drop table usage_records",
-  "alter table usage_records_lean rename to usage_records",
-  "create index usage_account_time on usage_records (account_id, created_at)",
-];
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await migrate(db, dialect, (migrator) => migrator.migrateToLatest());
