@@ -12,6 +12,7 @@ import type { HoldBook } from "./hold-book.ts";
 import type { AccountBudgetsTable, Database } from "./schema.ts";
 import { isDayStart, spentSince } from "./spend-by-day.ts";
 import { keySpendQuery } from "./spend-limits.ts";
+import { isUniqueViolation } from "./unique-violation.ts";
 
 function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
   return {
@@ -20,17 +21,6 @@ function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
     webhookUrl: row.webhook_url,
     updatedAt: Number(row.updated_at),
   };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  const text = String((error as { message?: unknown })?.message ?? error);
-  return (
-    code === "23505" ||
-    code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
-    code === "SQLITE_CONSTRAINT_UNIQUE" ||
-    /UNIQUE constraint/.test(text)
-  );
 }
 
 export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetStore {

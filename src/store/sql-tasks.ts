@@ -20,18 +20,13 @@ import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
-import { auditInsert } from "./sql-audit.ts";
 import { fromRow, json, newRow, parse } from "./sql-task-rows.ts";
+import { sqlWebhookSecrets } from "./sql-webhook-secrets.ts";
 import type { TaskStore, VideoTask, VideoTaskState } from "./task-types.ts";
 import type { TransactionRunner } from "./transactions.ts";
+import { isUniqueViolation } from "./unique-violation.ts";
 
 const UNFINISHED: VideoTaskState[] = ["queued", "running"];
-
-function isUniqueViolation(error: unknown): boolean {
-  const text = String((error as { code?: unknown; message?: unknown })?.message ?? error);
-  const code = (error as { code?: unknown })?.code;
-  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint/.test(text);
-}
 
 export function sqlTaskStore(
   db: Kysely<Database>,
@@ -375,54 +370,6 @@ export function sqlTaskStore(
       });
     },
 
-    async webhookSecret(accountId, create) {
-      const row = await db
-        .selectFrom("webhook_secrets")
-        .select("secret")
-        .where("account_id", "=", accountId)
-        .executeTakeFirst();
-      if (row) return row.secret;
-      const secret = create();
-      await db
-        .insertInto("webhook_secrets")
-        .values({ account_id: accountId, secret, created_at: Date.now() })
-        .onConflict((conflict) => conflict.column("account_id").doNothing())
-        .execute();
-      const stored = await db
-        .selectFrom("webhook_secrets")
-        .select("secret")
-        .where("account_id", "=", accountId)
-        .executeTakeFirstOrThrow();
-      return stored.secret;
-    },
-
-    async rotateWebhookSecret(accountId, secret, audit) {
-      const at = Date.now();
-      const upsert = db
-        .insertInto("webhook_secrets")
-        .values({ account_id: accountId, secret, created_at: at })
-        .onConflict((conflict) =>
-          conflict.column("account_id").doUpdateSet({ secret, created_at: at }),
-        );
-      if (!audit) await upsert.execute();
-      else {
-        await transactions.run(function* () {
-          yield upsert.compile();
-          // The secret itself is never in the trail: only that it changed, and when.
-          yield auditInsert(
-            db,
-            {
-              ...audit,
-              action: "webhook_secret.rotate",
-              target: { type: "webhook_secret", id: accountId },
-              before: null,
-              after: { rotated_at: at },
-            },
-            at,
-          );
-        });
-      }
-      return secret;
-    },
+    ...sqlWebhookSecrets(db, transactions),
   };
 }
