@@ -67,12 +67,12 @@ type UsageColumn = keyof typeof USAGE_COLUMNS;
 
 const typed = (value: unknown, type: "text" | "bigint") => sql`cast(${value} as ${sql.raw(type)})`;
 
-export type PgHoldArgs = Pick<
+type PgHoldArgs = Pick<
   HoldInput,
   "requestId" | "accountId" | "keyId" | "model" | "endpoint" | "instanceId"
 > & { ledgerId: string; amount: number; now: number };
 
-export interface PgClosingArgs {
+interface PgClosingArgs {
   /** The usage record, its `held_micros` ignored: it is the hold the statement finds. */
   usage: UsageRecordsTable;
   ledgerId: string;
@@ -183,7 +183,6 @@ export function pgBillingStatements(db: Kysely<Database>) {
     },
   };
 }
-export type PgBillingStatements = ReturnType<typeof pgBillingStatements>;
 
 /**
  * The billing store's hot methods on PostgreSQL, one round trip each; a hold under spend caps
