@@ -63,25 +63,6 @@ const statusLabel = (status: number) =>
   Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
 const routeLabel = (route: string | undefined) => route || "unmatched";
 
-/** Sums of integer micro-USD per model and vendor, exported as USD (divided once, at scrape). */
-class MicrosBook {
-  readonly #byModel = new Map<string, Map<string, { micros: number }>>();
-  add(model: string, vendor: string, micros: number): void {
-    let byVendor = this.#byModel.get(model);
-    if (!byVendor) {
-      byVendor = new Map();
-      this.#byModel.set(model, byVendor);
-    }
-    const entry = byVendor.get(vendor);
-    if (entry) entry.micros += micros;
-    else byVendor.set(vendor, { micros });
-  }
-  *entries() {
-    for (const [model, byVendor] of this.#byModel)
-      for (const [vendor, { micros }] of byVendor) yield { labels: { model, vendor }, micros };
-  }
-}
-
 export function createPrometheusMetrics(options: PrometheusMetricsOptions): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -153,16 +134,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     labelNames: ["model", "vendor"],
     registers,
   });
-  const charged = new MicrosBook();
-  new Counter({
+  const charged = new SeriesCounter({
     name: "switchyard_charged_usd_total",
     help: "USD charged to accounts (settled), by model and vendor; summed exactly in micro-USD.",
     labelNames: ["model", "vendor"],
     registers,
-    collect() {
-      this.reset();
-      for (const { labels, micros } of charged.entries()) this.inc(labels, micros / 1_000_000);
-    },
+    exportDivisor: 1_000_000,
   });
 
   // Upstream
@@ -287,7 +264,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     if (media?.images?.count) images.inc(labels, media.images.count);
     if (media?.videoSeconds?.seconds) videoSeconds.inc(labels, media.videoSeconds.seconds);
     if (media?.characters) characters.inc(labels, media.characters);
-    if (facts.costMicros > 0) charged.add(facts.model, vendor, facts.costMicros);
+    if (facts.costMicros > 0) charged.inc([facts.model, vendor], facts.costMicros);
   }
 
   const metrics: GatewayMetrics = {
@@ -342,7 +319,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Gate
     videoTaskSettled(facts) {
       const labels = { model: facts.model, vendor: facts.vendor };
       if (facts.seconds > 0) videoSeconds.inc(labels, facts.seconds);
-      if (facts.costMicros > 0) charged.add(facts.model, facts.vendor, facts.costMicros);
+      if (facts.costMicros > 0) charged.inc([facts.model, facts.vendor], facts.costMicros);
     },
     webhookAttempt(outcome) {
       webhooks.inc({ outcome });

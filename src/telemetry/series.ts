@@ -93,16 +93,24 @@ abstract class RegisteredMetric {
 /** One number per label-value combination. */
 abstract class ValueSeries extends RegisteredMetric {
   protected readonly tree: SeriesTree<{ value: number }>;
-  constructor(definition: Definition) {
+  readonly #divisor: number;
+  constructor(definition: Definition & { exportDivisor?: number }) {
     super(definition);
     this.tree = new SeriesTree(definition.labelNames, () => ({ value: 0 }));
+    this.#divisor = definition.exportDivisor ?? 1;
   }
   values(): MetricValue[] {
-    return this.tree.entries().map(({ labels, series }) => ({ labels, value: series.value }));
+    const divisor = this.#divisor;
+    return this.tree
+      .entries()
+      .map(({ labels, series }) => ({ labels, value: series.value / divisor }));
   }
 }
 
-/** A labelled counter. */
+/**
+ * A labelled counter. With `exportDivisor` it sums in one unit and exports in another, divided
+ * once at scrape (integer micro-USD summed exactly, exported as USD).
+ */
 export class SeriesCounter extends ValueSeries {
   readonly type = "counter";
   inc(values: readonly string[], by = 1): void {
