@@ -7,6 +7,7 @@
  * video tasks' billing and the release of stale holds.
  */
 import { type CompiledQuery, type Insertable, type Kysely, sql } from "kysely";
+import type { UsageRecord } from "./billing-types.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
@@ -17,7 +18,6 @@ import type {
   UsageRecordsTable,
 } from "./schema.ts";
 import { recordSpendQuery } from "./spend-by-day.ts";
-import type { UsageRecord } from "./types.ts";
 
 export function toRow(record: UsageRecord): UsageRecordsTable {
   return {

@@ -18,6 +18,7 @@ import { sqlTaskStore } from "./sql-tasks.ts";
 import type { AccountListOptions, Store } from "./types.ts";
 
 export type * from "./audit-types.ts";
+export type * from "./billing-types.ts";
 export type * from "./budget-types.ts";
 export { describeDatabaseUrl, type OpenOptions } from "./connect.ts";
 export { isConnectionFailure } from "./connection-failure.ts";

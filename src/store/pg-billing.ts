@@ -24,6 +24,7 @@
  */
 import { type CompiledQuery, type Kysely, type Migration, type RawBuilder, sql } from "kysely";
 import { availableFor, hotQueries, toRow } from "./billing-queries.ts";
+import type { BillingStore, HoldInput, UsageRecord } from "./billing-types.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
@@ -31,7 +32,6 @@ import { dayOf, keyTreeCte, spendUpsert } from "./spend-by-day.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { refusedByCap } from "./sql-billing.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type { BillingStore, HoldInput, UsageRecord } from "./types.ts";
 
 /** The columns of a usage record, in the order they are written, with their SQL types. */
 const USAGE_COLUMNS = {

@@ -12,10 +12,10 @@
  *   and held in one statement (one snapshot).
  */
 import { type CompiledQuery, type Kysely, sql } from "kysely";
+import type { SpendLimitCheck, SpendLimitRefusal } from "./billing-types.ts";
 import type { HoldBook } from "./hold-book.ts";
 import type { Database } from "./schema.ts";
 import { isDayStart, spentSince } from "./spend-by-day.ts";
-import type { SpendLimitCheck, SpendLimitRefusal } from "./types.ts";
 
 type Row = Record<string, unknown>;
 

@@ -21,6 +21,7 @@ import {
   ledgerRow,
   toRow,
 } from "./billing-queries.ts";
+import type { BillingStore, HoldInput, SpendLimitRefusal } from "./billing-types.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, InflightRequestsTable } from "./schema.ts";
@@ -29,7 +30,6 @@ import { sqlInflight } from "./sql-inflight.ts";
 import { sqlUsageReads } from "./sql-usage.ts";
 import { releaseOpenHolds } from "./stale-holds.ts";
 import type { RunHint, TransactionRunner } from "./transactions.ts";
-import type { BillingStore, HoldInput, SpendLimitRefusal } from "./types.ts";
 
 /** The in-flight row of a hold; `floorMicros` is what a crash charges (0 until it delivers). */
 function inflightRow(input: HoldInput, floorMicros: number): InflightRequestsTable {

@@ -10,10 +10,15 @@
  */
 import { type Kysely, type Selectable, sql } from "kysely";
 import { entriesFor, insertUsage, ledgerRow, type Queries, toRow } from "./billing-queries.ts";
+import type {
+  BillingStore,
+  DeadRequestFilter,
+  UsageCheckpoint,
+  UsageRecord,
+} from "./billing-types.ts";
 import type { HoldBook } from "./hold-book.ts";
 import type { Database, InflightRequestsTable } from "./schema.ts";
 import type { TransactionRunner } from "./transactions.ts";
-import type { BillingStore, DeadRequestFilter, UsageCheckpoint, UsageRecord } from "./types.ts";
 
 type CheckpointRecord = UsageCheckpoint["record"];
 

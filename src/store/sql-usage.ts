@@ -6,8 +6,8 @@
  * (`after`), never by offset, so a record written while a client pages is seen at most once.
  */
 import { type Kysely, type Selectable, sql } from "kysely";
+import type { BillingStore, UsageQuery, UsageRecord } from "./billing-types.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
-import type { BillingStore, UsageQuery, UsageRecord } from "./types.ts";
 
 export function usageFromRow(row: Selectable<UsageRecordsTable>): UsageRecord {
   return {

@@ -4,7 +4,7 @@
  * creation with a durable hold, leases for polling and delivery, exactly-once finalization.
  */
 import type { AuditOrigin } from "./audit-types.ts";
-import type { SpendLimitCheck, SpendLimitRefusal, UsageRecord } from "./types.ts";
+import type { SpendLimitCheck, SpendLimitRefusal, UsageRecord } from "./billing-types.ts";
 
 /** Normalized states of a video task (the vendor's own record is kept beside them). */
 export type VideoTaskState = "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
