@@ -59,6 +59,8 @@ export function createAuthenticator(
   const ttl = () => (typeof configuredTtl === "number" ? configuredTtl : configuredTtl());
   const now = options.now ?? Date.now;
   const cache = new Map<string, CacheEntry>();
+  /** Counts invalidations, so a lookup that overlapped one does not cache what it read. */
+  let invalidations = 0;
 
   function reject(): never {
     throw new GatewayError(
@@ -93,23 +95,33 @@ export function createAuthenticator(
     if (!token || !API_KEY_PATTERN.test(token)) reject();
     const hash = hashSecret(token);
     const time = now();
-    let entry = cache.get(hash);
-    if (!entry || entry.until < time) {
-      const found = await store.findKeyByHash(hash);
-      const account = found && (await store.findAccountById(found.accountId));
-      if (!found || !account) {
-        cache.delete(hash);
-        reject();
-      }
-      // A minted key carries its chain of parents: for their budgets and their revocation.
-      const key =
-        found.parentKeyId === null
-          ? found
-          : { ...found, ancestors: await store.listKeyAncestors(found.id) };
-      entry = { caller: { accountId: account.id, role: account.role, key }, until: time + ttl() };
-      cache.set(hash, entry);
+    const cached = cache.get(hash);
+    if (cached && cached.until >= time) return checkedCaller(cached, time);
+    for (let attempt = 1; ; attempt += 1) {
+      const seen = invalidations;
+      const entry = await loadEntry(hash, time);
+      // A revocation that committed and invalidated while these reads ran may have come after
+      // them: read again rather than put what they saw back in the cache (and, should keys
+      // keep changing, answer from a third read without caching it).
+      if (invalidations === seen) cache.set(hash, entry);
+      else if (attempt < 3) continue;
+      return checkedCaller(entry, time);
     }
-    return checkedCaller(entry, time);
+  }
+
+  async function loadEntry(hash: string, time: number): Promise<CacheEntry> {
+    const found = await store.findKeyByHash(hash);
+    const account = found && (await store.findAccountById(found.accountId));
+    if (!found || !account) {
+      cache.delete(hash);
+      reject();
+    }
+    // A minted key carries its chain of parents: for their budgets and their revocation.
+    const key =
+      found.parentKeyId === null
+        ? found
+        : { ...found, ancestors: await store.listKeyAncestors(found.id) };
+    return { caller: { accountId: account.id, role: account.role, key }, until: time + ttl() };
   }
 
   return {
@@ -127,9 +139,11 @@ export function createAuthenticator(
       return authenticateKey(token);
     },
     invalidate(keyHash) {
+      invalidations += 1;
       cache.delete(keyHash);
     },
     invalidateAll() {
+      invalidations += 1;
       cache.clear();
     },
   };
