@@ -14,8 +14,9 @@ import type { ChatCompletionRequest } from "./schema.ts";
 const TOKENIZER_MARGIN = 1.25;
 /** Output cap assumed when neither the request nor the catalog gives one. */
 export const DEFAULT_OUTPUT_CAP = 4096;
-const IMAGE_TOKENS = 1_600;
-const PER_MESSAGE_OVERHEAD = 4;
+/** Input tokens an image part is held (and, without a vendor's count, billed) at. */
+export const IMAGE_TOKENS = 1_600;
+export const PER_MESSAGE_OVERHEAD = 4;
 
 function promptText(body: ChatCompletionRequest): { text: string; images: number } {
   const parts: string[] = [];

@@ -13,7 +13,6 @@ import type {
   ChatCallOptions,
   ChatChunkStreamPart,
   ChatFinishReason,
-  ChatMessage,
   ChatStreamPart,
   TokenUsage,
 } from "../../spec/index.ts";
@@ -23,6 +22,7 @@ import { assertStructuredOutput, structuredOutputCheck } from "../structured-out
 import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
 import { textChunkWriter } from "./chunk-json.ts";
 import { convertChatRequest, toChatResponseFormat } from "./convert-chat-request.ts";
+import { countChatPrompt } from "./count-chat-prompt.ts";
 import { passedThroughStream } from "./passthrough-stream.ts";
 import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
@@ -32,24 +32,13 @@ type UpstreamStream =
   | { chunks: AsyncIterable<ChatChunkStreamPart> }
   | { parts: AsyncIterable<ChatStreamPart> };
 
-function promptTexts(messages: ChatMessage[]): string[] {
-  return messages.flatMap((message) => {
-    const content = message.content;
-    if (content === null) return [];
-    if (typeof content === "string") return [content];
-    return content.flatMap((part) => (part.type === "text" ? [part.text] : []));
-  });
-}
-
 /** The gateway's own count, used when the upstream reports no usage. */
 export async function estimateChatUsage(
   options: ChatCallOptions,
   outputText: string,
 ): Promise<TokenUsage> {
-  const prompt = await countTokens(promptTexts(options.messages).join("\n"), { exact: true });
   return {
-    // Each message costs a few tokens of framing on top of its text.
-    input: { total: prompt + options.messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
+    input: { total: await countChatPrompt(options), cacheRead: 0, cacheWrite: 0 },
     output: { total: await countTokens(outputText, { exact: true }), reasoning: 0 },
     source: "estimated",
   };
@@ -123,13 +112,9 @@ export async function runChatCompletion(
   let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
   const countDelivered = async (delivered: DeliveredText): Promise<TokenUsage> => {
-    promptTokens ??= countTokens(promptTexts(options!.messages).join("\n"), { exact: true });
+    promptTokens ??= countChatPrompt(options!);
     return {
-      input: {
-        total: (await promptTokens) + options!.messages.length * 4 + 3,
-        cacheRead: 0,
-        cacheWrite: 0,
-      },
+      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
       output: { total: await delivered.tokens(), reasoning: 0 },
       source: "estimated",
     };

@@ -21,12 +21,17 @@ interface DeltaChunk {
     delta?: {
       content?: unknown;
       reasoning_content?: unknown;
+      reasoning?: unknown;
+      refusal?: unknown;
       tool_calls?: Array<{ function?: { arguments?: unknown } }>;
     };
   }>;
 }
 
-/** Adds the text a passed-through chunk delivered: content, reasoning and tool arguments. */
+/**
+ * Adds the text a passed-through chunk delivered: content, a refusal, reasoning (as
+ * `reasoning_content`, or `reasoning` as Groq and others write it) and tool arguments.
+ */
 function addDelivered(json: string, delivered: DeliveredText): void {
   let chunk: DeltaChunk;
   try {
@@ -37,7 +42,9 @@ function addDelivered(json: string, delivered: DeliveredText): void {
   for (const choice of chunk.choices ?? []) {
     const delta = choice.delta ?? {};
     if (typeof delta.reasoning_content === "string") delivered.add(delta.reasoning_content);
+    if (typeof delta.reasoning === "string") delivered.add(delta.reasoning);
     if (typeof delta.content === "string") delivered.add(delta.content);
+    if (typeof delta.refusal === "string") delivered.add(delta.refusal);
     for (const call of delta.tool_calls ?? [])
       if (typeof call.function?.arguments === "string") delivered.add(call.function.arguments);
   }

@@ -110,6 +110,10 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       try {
         for await (const frames of decodeSseBatches(response.body)) {
           for (const frame of frames) {
+            // Read on to the end of the body after message_stop (a body dropped half-read costs
+            // the connection), but pass nothing on: the request is settled at the stop, so what
+            // a vendor sends after it would reach the client unbilled.
+            if (stopped) continue;
             const event = read(frame);
             ready.push(event);
             if (event.event === "message_stop") stopped = true;
@@ -118,6 +122,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
               return;
             }
           }
+          if (ready.length === 0) continue;
           const batch = ready;
           ready = [];
           yield batch;

@@ -40,6 +40,8 @@ export interface OpenAICompatibleConfig {
 interface OpenAIChoiceMessage {
   content?: string | null;
   reasoning_content?: string | null;
+  /** Reasoning as Groq (and others serving open-weight models) write it. */
+  reasoning?: string | null;
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
 }
 
@@ -62,6 +64,7 @@ interface OpenAIChunk {
     delta?: {
       content?: string | null;
       reasoning_content?: string | null;
+      reasoning?: string | null;
       tool_calls?: Array<{
         index: number;
         id?: string;
@@ -165,8 +168,8 @@ export class OpenAICompatibleChatModel implements ChatModel {
               // The first choice's parts carry no index, as when only one was asked for.
               const of = index === 0 ? {} : { choice: index };
               const delta = choice.delta ?? {};
-              if (delta.reasoning_content)
-                yield { type: "reasoning-delta", delta: delta.reasoning_content, ...of };
+              const reasoning = delta.reasoning_content || delta.reasoning;
+              if (reasoning) yield { type: "reasoning-delta", delta: reasoning, ...of };
               if (delta.content) yield { type: "text-delta", delta: delta.content, ...of };
               for (const call of delta.tool_calls ?? []) {
                 const key = `${index}:${call.index}`;
@@ -223,9 +226,10 @@ export class OpenAICompatibleChatModel implements ChatModel {
 
 function readChoice(choice: OpenAICompletionChoice | undefined): ChatChoice {
   const message = choice?.message ?? {};
+  const reasoning = message.reasoning_content || message.reasoning;
   return {
     text: message.content ?? null,
-    ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
+    ...(reasoning ? { reasoning } : {}),
     toolCalls: (message.tool_calls ?? []).map((call) => ({
       id: call.id,
       name: call.function.name,
