@@ -23,6 +23,21 @@ export interface ImageSource {
   base64?: string;
 }
 
+/**
+ * The bytes the images of one call may still take together (the edit endpoint's limit on a whole
+ * upload, so MCP cannot send more than HTTP may); each fetch takes its share.
+ */
+export interface ImageBudget {
+  leftBytes: number;
+  readonly totalBytes: number;
+}
+
+/** An image too large alone (400), or one that leaves the call over its budget (413). */
+function tooLarge(param: string, size: number, budget: ImageBudget): GatewayError {
+  if (size > MAX_IMAGE_BYTES) return invalid(param, "larger than 20 MiB.");
+  return new GatewayError("request_too_large", { limit: budget.totalBytes }, { param });
+}
+
 export interface FetchedImage {
   bytes: Uint8Array;
   contentType: string;
@@ -52,16 +67,22 @@ function invalid(param: string, detail: string): GatewayError {
   );
 }
 
-function decodeBase64(value: string, param: string): Uint8Array {
+function decodeBase64(value: string, param: string, budget: ImageBudget): Uint8Array {
   const data = value.startsWith("data:") ? value.slice(value.indexOf(",") + 1) : value;
   if (!/^[A-Za-z0-9+/=\s]+$/.test(data)) throw invalid(param, "not base64.");
   const bytes = Buffer.from(data, "base64");
   if (bytes.length === 0) throw invalid(param, "empty image.");
-  if (bytes.length > MAX_IMAGE_BYTES) throw invalid(param, "larger than 20 MiB.");
+  if (bytes.length > Math.min(MAX_IMAGE_BYTES, budget.leftBytes))
+    throw tooLarge(param, bytes.length, budget);
   return bytes;
 }
 
-async function download(raw: string, param: string, policy: WebhookAddressPolicy) {
+async function download(
+  raw: string,
+  param: string,
+  policy: WebhookAddressPolicy,
+  budget: ImageBudget,
+) {
   let checked: Awaited<ReturnType<typeof checkWebhookUrl>>;
   try {
     checked = await checkWebhookUrl(raw, policy);
@@ -86,11 +107,12 @@ async function download(raw: string, param: string, policy: WebhookAddressPolicy
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    const limit = Math.min(MAX_IMAGE_BYTES, budget.leftBytes);
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_IMAGE_BYTES) {
+      if (size > limit) {
         response.body.destroy();
-        throw invalid(param, "larger than 20 MiB.");
+        throw tooLarge(param, size, budget);
       }
       chunks.push(chunk);
     }
@@ -103,18 +125,21 @@ async function download(raw: string, param: string, policy: WebhookAddressPolicy
   }
 }
 
+/** Reads one image; its bytes are taken from `budget`. */
 export async function fetchImage(
   source: ImageSource,
   param: string,
   policy: WebhookAddressPolicy,
+  budget: ImageBudget,
 ): Promise<FetchedImage> {
   if ((source.url === undefined) === (source.base64 === undefined)) {
     throw invalid(param, "give exactly one of 'url' and 'base64'.");
   }
   const bytes =
     source.base64 !== undefined
-      ? decodeBase64(source.base64, param)
-      : await download(source.url!, param, policy);
+      ? decodeBase64(source.base64, param, budget)
+      : await download(source.url!, param, policy, budget);
+  budget.leftBytes -= bytes.length;
   const contentType = sniff(bytes);
   const extension = contentType.split("/")[1] ?? "bin";
   return { bytes, contentType, filename: `${param.replace(/\W/g, "_")}.${extension}` };

@@ -140,7 +140,7 @@ export async function runImageEdit(
 ): Promise<OperationResult> {
   const checked = checkEdit(body, context.model);
   const job = openAIJob(body, checked.options, checked.images);
-  const result = await callImageModel(context, (model, route) => {
+  const result = await callImageModel(context, job.n, (model, route) => {
     if (!model.doEdit)
       throw new GatewayError("provider_not_configured", { model: context.model.id });
     return model.doEdit({

@@ -10,11 +10,17 @@ import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import { type ImageModel, type ImageResult, UpstreamError } from "../../spec/index.ts";
 
+/**
+ * Calls the route's image model (with fallback) and keeps at most the `asked` images: the hold
+ * covers that many, so more from a vendor would be delivered unbilled. The surplus is dropped
+ * with a warning (`x-switchyard-warnings`).
+ */
 export async function callImageModel(
   context: OperationContext,
+  asked: number,
   call: (model: ImageModel, route: ResolvedRoute) => Promise<ImageResult>,
 ): Promise<ImageResult> {
-  return attemptRoutes(
+  const result = await attemptRoutes(
     context.model,
     (route) => {
       return call(
@@ -25,6 +31,18 @@ export async function callImageModel(
     logAttempts(context),
     context.services.routeHealth,
   );
+  if (result.images.length <= asked) return result;
+  return {
+    ...result,
+    images: result.images.slice(0, asked),
+    warnings: [
+      ...result.warnings,
+      {
+        type: "other",
+        message: `The upstream answered ${result.images.length} images for ${asked} asked; the first ${asked} are kept.`,
+      },
+    ],
+  };
 }
 
 /**

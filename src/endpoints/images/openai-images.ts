@@ -129,7 +129,7 @@ export async function runOpenAIGeneration(
   context: OperationContext,
 ): Promise<OperationResult> {
   const job = openAIJob(body, options);
-  const result = await callImageModel(context, (model, route) =>
+  const result = await callImageModel(context, job.n, (model, route) =>
     model.doGenerate({
       ...options.common,
       upstreamModel: route.upstreamModel,

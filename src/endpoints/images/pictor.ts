@@ -111,7 +111,7 @@ export async function runPictor(
   const job = pictorJob(body);
   const size = pictorSize(body);
   const parameters = body.parameters ?? {};
-  const result = await callImageModel(context, (model, route) =>
+  const result = await callImageModel(context, 1, (model, route) =>
     model.doGenerate({
       upstreamModel: route.upstreamModel,
       prompt: job.prompt,

@@ -7,6 +7,8 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { ModelCallAnswer } from "../../core/model-call-runner.ts";
+import { resolveModel } from "../../core/resolve-model.ts";
+import { EDIT_FORM_LIMITS } from "../../endpoints/images/multipart-form.ts";
 import { UploadedFile } from "../../endpoints/images/schema.ts";
 import { fetchImage } from "../fetch-image.ts";
 import {
@@ -132,13 +134,20 @@ export const editImageTool = defineTool({
       allowLoopback: context.services.config.webhooks.allow_loopback,
       allowPrivate: context.services.config.webhooks.allow_private_addresses,
     };
+    // Refuse a model the key may not use before reading any image for it.
+    resolveModel(context.services, context.caller.key, args.model, { path: "/v1/images/edits" });
+    // One after another, within what the HTTP endpoint takes in one upload.
+    const budget = {
+      leftBytes: EDIT_FORM_LIMITS.totalBytes,
+      totalBytes: EDIT_FORM_LIMITS.totalBytes,
+    };
     const upload = async (source: { url?: string; base64?: string }, field: string) => {
-      const image = await fetchImage(source, field, policy);
+      const image = await fetchImage(source, field, policy, budget);
       return new UploadedFile(field, image.filename, image.contentType, image.bytes);
     };
-    const images = await Promise.all(
-      args.images.map((source, index) => upload(source, `images[${index}]`)),
-    );
+    const images: UploadedFile[] = [];
+    for (const [index, source] of args.images.entries())
+      images.push(await upload(source, `images[${index}]`));
     const body = {
       model: args.model,
       prompt: args.prompt,
