@@ -1,10 +1,11 @@
 /**
  * @module endpoints/videos/plan-video
  * Turns a video request into what is billed and what the vendor receives, by the model's family:
- * - family A (`motion*`, DashScope Wan): `input` and `parameters` go to the vendor unchanged; the
- *   billed `duration` and `resolution` are the top-level fields (defaults 5 and `720p`), checked
- *   against the model's capabilities and against what `parameters` asks the vendor for, so the
- *   video generated is the video billed;
+ * - family A (`motion*`, DashScope Wan): `input` and `parameters` go to the vendor as sent, but for
+ *   the tier field and the duration, added when `parameters` lacks them; the billed `duration`
+ *   and `resolution` are the top-level fields (defaults 5 and `720p`), checked against the
+ *   model's capabilities and against every tier `parameters` names, so the video generated is
+ *   the video billed;
  * - family B (`gen-video*`, xAI): the vendor's body is built from `prompt`, `image` (an object
  *   `{url}`, required for image-only models), `duration`, `resolution` and `aspect_ratio`.
  */
@@ -25,22 +26,30 @@ export interface VideoPlan {
 const DEFAULT_DURATION = 5;
 const DEFAULT_ASPECT_RATIO = "16:9";
 
-/** Wan 2.5/2.6 `size` values by resolution tier (provider-protocols.md §3). */
-const SIZE_TIERS: Record<string, string> = {
-  "832*480": "480p",
-  "480*832": "480p",
-  "624*624": "480p",
-  "1280*720": "720p",
-  "720*1280": "720p",
-  "960*960": "720p",
-  "1088*832": "720p",
-  "832*1088": "720p",
-  "1920*1080": "1080p",
-  "1080*1920": "1080p",
-  "1440*1440": "1080p",
-  "1632*1248": "1080p",
-  "1248*1632": "1080p",
+/** Wan 2.5/2.6 `size` values by resolution tier and aspect ratio (provider-protocols.md §3). */
+const WAN_SIZES: Record<string, Record<string, string>> = {
+  "480p": { "16:9": "832*480", "9:16": "480*832", "1:1": "624*624" },
+  "720p": {
+    "16:9": "1280*720",
+    "9:16": "720*1280",
+    "1:1": "960*960",
+    "4:3": "1088*832",
+    "3:4": "832*1088",
+  },
+  "1080p": {
+    "16:9": "1920*1080",
+    "9:16": "1080*1920",
+    "1:1": "1440*1440",
+    "4:3": "1632*1248",
+    "3:4": "1248*1632",
+  },
 };
+/** The tier of each Wan `size`. */
+const SIZE_TIERS: Record<string, string> = Object.fromEntries(
+  Object.entries(WAN_SIZES).flatMap(([tier, sizes]) =>
+    Object.values(sizes).map((size) => [size, tier]),
+  ),
+);
 
 function invalid(param: string, detail: string): GatewayError {
   return new GatewayError("invalid_parameter", { detail }, { param });
@@ -66,12 +75,32 @@ function objectOf(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** The resolution tier `parameters` asks the vendor for (`720P`, or a Wan `size`), if any. */
-function requestedTier(parameters: Record<string, unknown> | undefined): string | undefined {
+/**
+ * The `parameters` field the model's protocol reads the output tier from: Wan 2.5/2.6 text- and
+ * reference-to-video read `size` (`1280*720`), their image-to-video and every 2.7 model read
+ * `resolution` (`720P`). Without it the vendor makes 1080p, whatever is billed.
+ */
+function tierField(model: CatalogModel): "size" | "resolution" {
+  const caps = model.capabilities;
+  const sized = caps?.video_protocol === "2.5" || caps?.video_protocol === "2.6";
+  return sized && caps?.video_input !== "i2v" ? "size" : "resolution";
+}
+
+/** The tiers `parameters` names (`resolution: "720P"`, a Wan `size`), each when present. */
+function requestedTiers(parameters: Record<string, unknown> | undefined) {
   const resolution = parameters?.resolution;
-  if (typeof resolution === "string") return resolution.toLowerCase();
   const size = parameters?.size;
-  return typeof size === "string" ? SIZE_TIERS[size] : undefined;
+  return {
+    resolution: typeof resolution === "string" ? resolution.toLowerCase() : undefined,
+    size: typeof size === "string" ? SIZE_TIERS[size] : undefined,
+  };
+}
+
+/** The value of `field` that asks the vendor for `tier` in `aspectRatio`. */
+function tierValue(field: "size" | "resolution", tier: string, aspectRatio: string): string {
+  if (field === "resolution") return tier.toUpperCase();
+  const sizes = WAN_SIZES[tier] ?? {};
+  return sizes[aspectRatio] ?? sizes["16:9"] ?? tier;
 }
 
 /** The billed aspect ratio: the client's (one the model lists), else `16:9`. */
@@ -109,28 +138,35 @@ function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPl
       "parameters.duration",
       `parameters.duration (${askedDuration}) differs from duration (${duration}), which is what is billed; send the same value.`,
     );
-  const tier = requestedTier(parameters);
+  const field = tierField(model);
+  const asked = requestedTiers(parameters);
   const fallback = caps?.resolutions?.includes("720p") ? "720p" : caps?.resolutions?.[0];
   const resolution = oneOf(
     "resolution",
-    body.resolution ?? tier ?? fallback ?? "720p",
+    body.resolution ?? asked[field] ?? fallback ?? "720p",
     caps?.resolutions,
     model,
   );
-  if (tier !== undefined && tier !== resolution)
-    throw invalid(
-      "parameters",
-      `The resolution in parameters (${tier}) differs from resolution (${resolution}), which is what is billed; send the same tier.`,
-    );
+  for (const tier of [asked.resolution, asked.size])
+    if (tier !== undefined && tier !== resolution)
+      throw invalid(
+        "parameters",
+        `The resolution in parameters (${tier}) differs from resolution (${resolution}), which is what is billed; send the same tier.`,
+      );
   const aspectRatio = aspectRatioOf(body, model);
+  // What the vendor is not told it picks itself (1080p, 5 s): ask for what is billed.
+  const vendorParameters = {
+    ...parameters,
+    ...(parameters?.[field] === undefined
+      ? { [field]: tierValue(field, resolution, aspectRatio) }
+      : {}),
+    ...(parameters?.duration === undefined ? { duration } : {}),
+  };
   return {
     durationSeconds: duration,
     resolution,
     aspectRatio,
-    vendorBody: {
-      input: body.input,
-      ...(body.parameters === undefined ? {} : { parameters: body.parameters }),
-    },
+    vendorBody: { input: body.input, parameters: vendorParameters },
     warnings: ignored(
       ["prompt", "image"].filter((field) => (body as Record<string, unknown>)[field] !== undefined),
       model,
