@@ -222,6 +222,32 @@ describe("keys minted by keys", () => {
     });
   });
 
+  it("a key minted by an admin account's key is bounded like any other: no admin API, its own subtree only", async () => {
+    const restricted = await mint(gateway.adminKey, { models: ["gpt-4o-mini"] });
+    for (const path of ["/v1/admin/accounts", "/v1/admin/usage", "/v1/admin/audit", "/metrics"])
+      await expectGatewayError(await gateway.request(path, { key: restricted.key }), {
+        status: 403,
+        type: "permission_error",
+        code: "admin_required",
+      });
+    // It cannot mint an unrestricted key through the admin API either.
+    const escalate = await gateway.request("/v1/admin/accounts", {
+      key: restricted.key,
+      json: { email: `escalate-${Date.now()}@example.com`, balance_micros: 1_000_000 },
+    });
+    expect(escalate.status).toBe(403);
+    // On the account API it sees and manages its own subtree, not the admin's keys.
+    const grandchild = await mint(restricted.key);
+    expect((await listed(restricted.key)).map((entry) => entry.id)).toEqual([
+      restricted.id,
+      grandchild.id,
+    ]);
+    // The admin's own key keeps its powers.
+    expect((await gateway.request("/v1/admin/accounts", { key: gateway.adminKey })).status).toBe(
+      200,
+    );
+  });
+
   it("keys nest at most 10 deep", async () => {
     const user = await createUser(gateway);
     let parent = user.key;

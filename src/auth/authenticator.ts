@@ -42,6 +42,15 @@ export interface Authenticator {
 
 export const SESSION_PREFIX = "sess_";
 
+/**
+ * Whether the caller holds an admin account's full powers: the account's login session or one
+ * of its own keys. A key minted by a key is bounded by its parent even on an admin account, so
+ * handing out a restricted key never hands out the admin API.
+ */
+export function hasAdminPowers(caller: Caller): boolean {
+  return caller.role === "admin" && (caller.key === undefined || caller.key.parentKeyId === null);
+}
+
 interface CacheEntry {
   caller: Caller & { key: ApiKeyRecord };
   until: number;

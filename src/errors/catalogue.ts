@@ -28,7 +28,8 @@ export const ERROR_CATALOGUE = {
   admin_required: {
     status: 403,
     type: "permission_error",
-    message: "This endpoint needs an admin account's key or login session.",
+    message:
+      "This endpoint needs an admin account's login session or one of its own keys (not a key minted by a key).",
   },
   model_not_allowed: {
     status: 403,

@@ -10,7 +10,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type Caller, readBearer } from "../auth/index.ts";
+import { type Caller, hasAdminPowers, readBearer } from "../auth/index.ts";
 import type { Services } from "../core/services.ts";
 import { compileValidator } from "../core/validate.ts";
 import { GatewayError } from "../errors/index.ts";
@@ -142,7 +142,7 @@ export async function authenticate(
       const caller = await services.authenticator.authenticateAccount(
         token ?? consoleSessionToken(request),
       );
-      if (caller.role !== "admin") throw new GatewayError("admin_required");
+      if (!hasAdminPowers(caller)) throw new GatewayError("admin_required");
       return caller;
     }
   }

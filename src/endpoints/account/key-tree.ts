@@ -1,17 +1,17 @@
 /**
  * @module endpoints/account/key-tree
  * Which keys a caller may see and manage, and revocation with everything below. Keys form a
- * tree: a key minted by a key is its child. A session token, and an admin account's key, manage
- * every key of the account; any other key manages its own subtree (itself and the keys minted
- * below it, at any depth) and nothing else.
+ * tree: a key minted by a key is its child. A session token, and an admin account's own keys
+ * (not minted by a key), manage every key of the account; any other key manages its own subtree
+ * (itself and the keys minted below it, at any depth) and nothing else.
  */
-import type { Authenticator, Caller } from "../../auth/index.ts";
+import { type Authenticator, type Caller, hasAdminPowers } from "../../auth/index.ts";
 import { GatewayError } from "../../errors/index.ts";
 import type { ApiKeyRecord, AuditOrigin, KeyStore } from "../../store/index.ts";
 
 /** The key whose subtree bounds the caller, or undefined for full account powers. */
 function subtreeRoot(caller: Caller): ApiKeyRecord | undefined {
-  return caller.role === "admin" ? undefined : caller.key;
+  return hasAdminPowers(caller) ? undefined : caller.key;
 }
 
 /** The keys `caller` may list: the whole account, or the calling key's subtree. */
