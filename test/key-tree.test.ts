@@ -248,6 +248,29 @@ describe("keys minted by keys", () => {
     );
   });
 
+  it("a minted key reads the webhook secret but cannot rotate it or change the budget", async () => {
+    const user = await createUser(gateway);
+    const child = await mint(user.key);
+    const read = await gateway.request("/v1/account/webhook-secret", { key: child.key });
+    expect(read.status).toBe(200);
+    const { secret } = (await read.json()) as { secret: string };
+    for (const [path, init] of [
+      ["/v1/account/webhook-secret/rotate", { method: "POST" }],
+      ["/v1/account/budget", { method: "PATCH", json: { monthly_budget_micros: 1_000_000 } }],
+    ] as const) {
+      const refused = await gateway.request(path, { key: child.key, ...init });
+      const body = await expectGatewayError(refused, {
+        status: 400,
+        type: "invalid_request_error",
+        code: "invalid_request",
+      });
+      expect(body.message).toMatch(/A key minted by a key cannot/);
+    }
+    // Unchanged: the account's own key still signs with the same secret.
+    const again = await gateway.request("/v1/account/webhook-secret", { key: user.key });
+    expect(((await again.json()) as { secret: string }).secret).toBe(secret);
+  });
+
   it("keys nest at most 10 deep", async () => {
     const user = await createUser(gateway);
     let parent = user.key;

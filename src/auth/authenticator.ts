@@ -51,6 +51,17 @@ export function hasAdminPowers(caller: Caller): boolean {
   return caller.role === "admin" && (caller.key === undefined || caller.key.parentKeyId === null);
 }
 
+/**
+ * Refuses a key minted by a key a change that binds the whole account (its budget, its webhook
+ * signing secret): those belong to the account's session and its own keys.
+ */
+export function assertAccountWide(caller: Caller, action: string): void {
+  if (caller.key?.parentKeyId)
+    throw new GatewayError("invalid_request", {
+      detail: `A key minted by a key cannot ${action}; use a session or a key no key minted.`,
+    });
+}
+
 interface CacheEntry {
   caller: Caller & { key: ApiKeyRecord };
   until: number;

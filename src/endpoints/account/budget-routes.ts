@@ -7,6 +7,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import { assertAccountWide } from "../../auth/index.ts";
 import { periodEnd, periodStart } from "../../billing/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -112,11 +113,7 @@ export function registerBudgetRoutes(app: FastifyInstance, services: Services): 
     auth: "account",
     body: BudgetOptions,
     async handler({ caller, body }) {
-      if (caller.key?.parentKeyId)
-        throw new GatewayError("invalid_request", {
-          detail:
-            "A key minted by a key cannot change the account's budget; use a session or a key no key minted.",
-        });
+      assertAccountWide(caller, "change the account's budget");
       return setBudget(services, caller.accountId, body);
     },
   });

@@ -7,6 +7,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { assertAccountWide } from "../../auth/index.ts";
 import type { ModelEndpoint } from "../../core/operation.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -162,6 +163,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
     tags: ["videos"],
     auth: "account",
     async handler({ caller, request }) {
+      assertAccountWide(caller, "rotate the account's webhook secret");
       const secret = await services.store.rotateWebhookSecret(
         caller.accountId,
         services.videoTasks.newWebhookSecret(),
