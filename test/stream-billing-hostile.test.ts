@@ -3,7 +3,8 @@
  * - an aborted (or usage-less) chat stream is billed its whole prompt as the gateway counts it —
  *   tool definitions and images included, and at least the input an Anthropic upstream reported
  *   in `message_start` — not only the messages' text;
- * - reasoning streamed as `delta.reasoning` (Groq's dialect) counts as delivered;
+ * - reasoning streamed as `delta.reasoning` (Groq's dialect) counts as delivered, and what the
+ *   gateway counts itself as reasoning is priced at the reasoning price;
  * - a native /v1/messages upstream's events after `message_stop` are not passed on.
  * A completed stream is billed what its upstream reported (docs/billing.md).
  */
@@ -19,6 +20,7 @@ interface UsageRow {
   status: string;
   input_tokens: number;
   output_tokens: number;
+  reasoning_tokens: number;
   cost_micros: number;
   held_micros: number;
   usage_source: string;
@@ -142,6 +144,12 @@ describe("streamed billing against hostile clients and vendors", () => {
           models: [
             model("rogue-openai", "openai-compatible", `http://127.0.0.1:${port}/v1`),
             model("rogue-anthropic", "anthropic", `http://127.0.0.1:${port}`),
+            {
+              ...model("rogue-thinker", "openai-compatible", `http://127.0.0.1:${port}/v1`),
+              pricing: {
+                per_1m_tokens: { input: 1_000_000, output: 2_000_000, reasoning: 20_000_000 },
+              },
+            },
           ],
         },
       },
@@ -298,6 +306,27 @@ describe("streamed billing against hostile clients and vendors", () => {
     expect(record?.status).not.toBe("failed");
     expect(record?.cost_micros).toBeGreaterThan(0);
     expect(record?.output_tokens).toBeGreaterThanOrEqual(300);
+  });
+
+  it("prices the reasoning it counted itself at the reasoning price", async () => {
+    const user = await createUser(gateway, { balanceMicros: 50_000_000 });
+    const response = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: {
+        model: "rogue-thinker",
+        stream: true,
+        max_tokens: 1_000,
+        messages: [{ role: "user", content: "mode:groq-reasoning-drop" }],
+      },
+    });
+    await response.text();
+    const record = await usageOf(user.key, response.headers.get("x-request-id") ?? "");
+    // Only reasoning was delivered before the break: every output token is a reasoning one, at
+    // 20 micro-USD (the output price is 2).
+    expect(record?.reasoning_tokens).toBeGreaterThanOrEqual(300);
+    expect(record?.reasoning_tokens).toBe(record?.output_tokens);
+    expect(record?.cost_micros).toBeGreaterThanOrEqual((record?.reasoning_tokens ?? 0) * 20);
+    expect(record?.cost_micros).toBeLessThanOrEqual(record?.held_micros ?? 0);
   });
 
   it("bills the reasoning (delta.reasoning) of a completed pass-through stream without usage", async () => {

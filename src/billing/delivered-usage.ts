@@ -8,22 +8,15 @@
 import type { TokenUsage } from "../spec/index.ts";
 import { countTokens } from "./tokenizer.ts";
 
-export class DeliveredText {
+/** Text tokenized piece by piece, each piece once, when a count is asked for. */
+class TokenTally {
   #pending: string[] = [];
   #tokens = 0;
-  #characters = 0;
 
   add(text: string): void {
-    if (text.length === 0) return;
     this.#pending.push(text);
-    this.#characters += text.length;
   }
 
-  get characters(): number {
-    return this.#characters;
-  }
-
-  /** Tokens delivered so far (o200k_base, counted piece by piece). */
   async tokens(): Promise<number> {
     if (this.#pending.length > 0) {
       const text = this.#pending.join("");
@@ -31,6 +24,39 @@ export class DeliveredText {
       this.#tokens += await countTokens(text, { exact: true });
     }
     return this.#tokens;
+  }
+}
+
+export class DeliveredText {
+  readonly #answer = new TokenTally();
+  readonly #reasoning = new TokenTally();
+  #characters = 0;
+
+  /** Adds delivered output; `reasoning` marks it as reasoning (priced at the reasoning price). */
+  add(text: string, reasoning = false): void {
+    if (text.length === 0) return;
+    (reasoning ? this.#reasoning : this.#answer).add(text);
+    this.#characters += text.length;
+  }
+
+  get characters(): number {
+    return this.#characters;
+  }
+
+  /** Tokens delivered so far, reasoning included (o200k_base, counted piece by piece). */
+  async tokens(): Promise<number> {
+    return (await this.#answer.tokens()) + (await this.#reasoning.tokens());
+  }
+
+  /** The reasoning tokens among them. */
+  reasoningTokens(): Promise<number> {
+    return this.#reasoning.tokens();
+  }
+
+  /** The gateway's own output count: every delivered token, and which were reasoning. */
+  async output(): Promise<{ total: number; reasoning: number }> {
+    const reasoning = await this.#reasoning.tokens();
+    return { total: (await this.#answer.tokens()) + reasoning, reasoning };
   }
 }
 
@@ -51,7 +77,10 @@ export function atLeastDelivered(
       cacheRead: Math.min(reported.input.cacheRead, input),
       cacheWrite: Math.min(reported.input.cacheWrite, input),
     },
-    output: { total: output, reasoning: Math.min(reported.output.reasoning, output) },
+    output: {
+      total: output,
+      reasoning: Math.min(Math.max(reported.output.reasoning, delivered.output.reasoning), output),
+    },
     source: upstreamCovers ? reported.source : "estimated",
     ...(reported.raw === undefined ? {} : { raw: reported.raw }),
   };

@@ -11,6 +11,7 @@ import type { OperationContext, OperationResult, StreamFrame } from "../../core/
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
+  ChatChoice,
   ChatChunkStreamPart,
   ChatFinishReason,
   ChatStreamPart,
@@ -35,12 +36,26 @@ type UpstreamStream =
 /** The gateway's own count, used when the upstream reports no usage. */
 export async function estimateChatUsage(
   options: ChatCallOptions,
-  outputText: string,
+  output: { text: string; reasoning?: string },
 ): Promise<TokenUsage> {
+  const reasoning = output.reasoning ? await countTokens(output.reasoning, { exact: true }) : 0;
   return {
     input: { total: await countChatPrompt(options), cacheRead: 0, cacheWrite: 0 },
-    output: { total: await countTokens(outputText, { exact: true }), reasoning: 0 },
+    output: { total: (await countTokens(output.text, { exact: true })) + reasoning, reasoning },
     source: "estimated",
+  };
+}
+
+/** What the choices of an answer delivered: their text and tool calls, and their reasoning. */
+export function choicesOutput(choices: readonly ChatChoice[]): { text: string; reasoning: string } {
+  return {
+    text: choices
+      .flatMap((choice) => [
+        choice.text ?? "",
+        ...choice.toolCalls.flatMap((call) => [call.name, call.arguments]),
+      ])
+      .join("\n"),
+    reasoning: choices.map((choice) => choice.reasoning ?? "").join("\n"),
   };
 }
 
@@ -81,8 +96,9 @@ export async function runChatCompletion(
       context.services.routeHealth,
     );
     for (const choice of result.choices ?? [result]) assertStructuredOutput(check, choice);
-    const texts = (result.choices ?? [result]).map((choice) => choice.text ?? "");
-    const usage = result.usage ?? (await estimateChatUsage(options!, texts.join("\n")));
+    const usage =
+      result.usage ??
+      (await estimateChatUsage(options!, choicesOutput(result.choices ?? [result])));
     return {
       kind: "json",
       usage: { tokens: usage },
@@ -115,7 +131,7 @@ export async function runChatCompletion(
     promptTokens ??= countChatPrompt(options!);
     return {
       input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
-      output: { total: await delivered.tokens(), reasoning: 0 },
+      output: await delivered.output(),
       source: "estimated",
     };
   };
@@ -171,7 +187,7 @@ export async function runChatCompletion(
             yield { data: undefined, json: textChunk("content", part.delta, part.choice ?? 0) };
             break;
           case "reasoning-delta":
-            delivered.add(part.delta);
+            delivered.add(part.delta, true);
             yield {
               data: undefined,
               json: textChunk("reasoning_content", part.delta, part.choice ?? 0),

@@ -41,8 +41,8 @@ function addDelivered(json: string, delivered: DeliveredText): void {
   }
   for (const choice of chunk.choices ?? []) {
     const delta = choice.delta ?? {};
-    if (typeof delta.reasoning_content === "string") delivered.add(delta.reasoning_content);
-    if (typeof delta.reasoning === "string") delivered.add(delta.reasoning);
+    if (typeof delta.reasoning_content === "string") delivered.add(delta.reasoning_content, true);
+    if (typeof delta.reasoning === "string") delivered.add(delta.reasoning, true);
     if (typeof delta.content === "string") delivered.add(delta.content);
     if (typeof delta.refusal === "string") delivered.add(delta.refusal);
     for (const call of delta.tool_calls ?? [])

@@ -246,7 +246,7 @@ function streamBilling(body: MessagesRequest, context: OperationContext) {
     promptTokens ??= countMessagesTokens(body, { exact: true });
     return {
       input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
-      output: { total: await delivered.tokens(), reasoning: 0 },
+      output: await delivered.output(),
       source: "estimated",
     };
   };
@@ -320,8 +320,8 @@ function translatedStream(
   let reported: TokenUsage | undefined;
   async function* counted(): AsyncGenerator<ChatStreamPart> {
     for await (const part of parts) {
-      if (part.type === "text-delta" || part.type === "reasoning-delta")
-        billing.state.delivered.add(part.delta);
+      if (part.type === "text-delta") billing.state.delivered.add(part.delta);
+      if (part.type === "reasoning-delta") billing.state.delivered.add(part.delta, true);
       if (part.type === "tool-call-delta") billing.state.delivered.add(part.argumentsDelta);
       yield part;
     }

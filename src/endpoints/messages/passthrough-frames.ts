@@ -18,9 +18,10 @@ export interface PassthroughState {
 
 type Delta = { text?: unknown; thinking?: unknown; partial_json?: unknown } | undefined;
 
-/** Adds what one `content_block_delta` delivered: text, thinking or tool input. */
+/** Adds what one `content_block_delta` delivered: text, thinking (as reasoning) or tool input. */
 function addDelta(delivered: DeliveredText, delta: Delta): void {
-  const text = delta?.text ?? delta?.thinking ?? delta?.partial_json;
+  if (typeof delta?.thinking === "string") delivered.add(delta.thinking, true);
+  const text = delta?.text ?? delta?.partial_json;
   if (typeof text === "string") delivered.add(text);
 }
 

@@ -94,6 +94,11 @@ const DELIVERED = new Set([
   "response.reasoning_text.delta",
 ]);
 
+/** Whether an event's delta is reasoning (priced at the reasoning price). */
+export function isReasoningEvent(event: string): boolean {
+  return event.startsWith("response.reasoning");
+}
+
 /** The delivered text of one upstream event, if any. */
 export function deliveredDelta(event: string, data: Record<string, unknown>): string | undefined {
   return DELIVERED.has(event) && typeof data.delta === "string" ? data.delta : undefined;

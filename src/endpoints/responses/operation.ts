@@ -29,7 +29,7 @@ import type {
   PassthroughStream,
   TokenUsage,
 } from "../../spec/index.ts";
-import { estimateChatUsage } from "../chat-completions/operation.ts";
+import { choicesOutput, estimateChatUsage } from "../chat-completions/operation.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
 import {
@@ -43,6 +43,7 @@ import { keepResponse } from "./keep-response.ts";
 import {
   clientSnapshot,
   deliveredDelta,
+  isReasoningEvent,
   NativeRelay,
   nativeResponsesBody,
 } from "./native-responses.ts";
@@ -81,7 +82,7 @@ function streamBilling(options: () => ChatCallOptions, context: OperationContext
     promptTokens ??= countTokens(promptText(messages), { exact: true });
     return {
       input: { total: (await promptTokens) + messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
-      output: { total: await delivered.tokens(), reasoning: 0 },
+      output: await delivered.output(),
       source: "estimated",
     };
   };
@@ -155,7 +156,7 @@ export async function runResponses(
     case "json": {
       const { result } = attempt;
       assertStructuredOutput(check, result);
-      const usage = result.usage ?? (await estimateChatUsage(options!, result.text ?? ""));
+      const usage = result.usage ?? (await estimateChatUsage(options!, choicesOutput([result])));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
       await keepResponse(body, context, response);
@@ -170,7 +171,7 @@ export async function runResponses(
       const { result } = attempt;
       const response = clientSnapshot(result.body, body, context.model.id);
       const text = JSON.stringify(response.output ?? []);
-      const usage = result.usage ?? (await estimateChatUsage(options!, text));
+      const usage = result.usage ?? (await estimateChatUsage(options!, { text }));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       if (typeof response.id === "string")
         await keepResponse(body, context, {
@@ -210,8 +211,8 @@ function translatedStream(
         }
         const frames = writer.part(part);
         if (frames.length === 0) continue;
-        if (part.type === "text-delta" || part.type === "reasoning-delta")
-          billing.delivered.add(part.delta);
+        if (part.type === "text-delta") billing.delivered.add(part.delta);
+        if (part.type === "reasoning-delta") billing.delivered.add(part.delta, true);
         if (part.type === "tool-call-delta") billing.delivered.add(part.argumentsDelta);
         yield* frames;
       }
@@ -259,7 +260,7 @@ function nativeStream(
         let batch: StreamFrame[] = [];
         for (const { event, data } of events) {
           const delta = deliveredDelta(event, data);
-          if (delta) billing.delivered.add(delta);
+          if (delta) billing.delivered.add(delta, isReasoningEvent(event));
           const frame = relay.frame(event, data);
           if (event === "error" || event === "response.failed") billing.noteFailure();
           if (event === "response.completed" || event === "response.incomplete") {
