@@ -8,7 +8,7 @@
  * report and the gateway's count of what it delivered, nothing when the upstream broke before
  * any output. With `store` (the default) the response is kept once it is settled.
  */
-import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
+import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import {
   framesTogether,
@@ -21,7 +21,6 @@ import type {
   CallWarning,
   ChatCallOptions,
   ChatFinishReason,
-  ChatMessage,
   ChatResult,
   ChatStreamPart,
   PassthroughEvent,
@@ -29,6 +28,7 @@ import type {
   PassthroughStream,
   TokenUsage,
 } from "../../spec/index.ts";
+import { countChatPrompt } from "../chat-completions/count-chat-prompt.ts";
 import { choicesOutput, estimateChatUsage } from "../chat-completions/operation.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
@@ -57,17 +57,6 @@ type Attempt =
   | { kind: "json"; result: ChatResult }
   | { kind: "stream"; parts: AsyncIterable<ChatStreamPart> };
 
-function promptText(messages: ChatMessage[]): string {
-  return messages
-    .flatMap((message) => {
-      const content = message.content;
-      if (content === null) return [];
-      if (typeof content === "string") return [content];
-      return content.flatMap((part) => (part.type === "text" ? [part.text] : []));
-    })
-    .join("\n");
-}
-
 /**
  * Billing of a stream: the prompt counted once (as the chat call it is equivalent to), the
  * delivered output counted as it goes.
@@ -78,10 +67,9 @@ function streamBilling(options: () => ChatCallOptions, context: OperationContext
   let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
   const ownCount = async (): Promise<TokenUsage> => {
-    const messages = options().messages;
-    promptTokens ??= countTokens(promptText(messages), { exact: true });
+    promptTokens ??= countChatPrompt(options());
     return {
-      input: { total: (await promptTokens) + messages.length * 4 + 3, cacheRead: 0, cacheWrite: 0 },
+      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
       output: await delivered.output(),
       source: "estimated",
     };
@@ -95,10 +83,11 @@ function streamBilling(options: () => ChatCallOptions, context: OperationContext
       state.interrupted = !context.signal.aborted;
     },
     // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
-    // already): what was delivered, and nothing at all when the upstream broke before any output.
+    // already): what was delivered, and nothing at all when the upstream broke (or answered
+    // `response.failed`) before any output, whatever usage it reported.
     async usage() {
       const own = await ownCount();
-      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
+      if (state.interrupted && own.output.total === 0) return undefined;
       return { tokens: atLeastDelivered(state.usage, own) };
     },
   };

@@ -79,11 +79,24 @@ export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
 
   async create(call: PassthroughCall) {
     const response = await this.#post(call, false);
-    return readJsonObject(response, call.abortSignal, (body) => ({
-      body,
-      usage: convertResponsesUsage(body.usage),
-      upstreamRequestId: headerValue(response.headers, "x-request-id"),
-    }));
+    return readJsonObject(response, call.abortSignal, (body) => {
+      // A Response that failed delivered nothing: an upstream failure, charged nothing.
+      if (body.status === "failed") {
+        const error = (body.error ?? {}) as { message?: unknown; code?: unknown };
+        throw new UpstreamError({
+          kind: "http",
+          message:
+            typeof error.message === "string" ? error.message : "The upstream's response failed.",
+          ...(typeof error.code === "string" ? { vendorCode: error.code } : {}),
+          body,
+        });
+      }
+      return {
+        body,
+        usage: convertResponsesUsage(body.usage),
+        upstreamRequestId: headerValue(response.headers, "x-request-id"),
+      };
+    });
   }
 
   async stream(call: PassthroughCall): Promise<PassthroughStream<PassthroughEvent[]>> {
