@@ -243,6 +243,11 @@ export const ConfigSchema = Type.Object(
         session_idle_seconds: Type.Integer({ minimum: 10, maximum: 86_400, default: 1800 }),
         /** Most open sessions per key; a new one closes the key's least recently used. */
         max_sessions_per_key: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+        /**
+         * Most open sessions per account, its keys minted by keys included (each key may mint
+         * more); a new one closes the account's least recently used.
+         */
+        max_sessions_per_account: Type.Integer({ minimum: 1, maximum: 100_000, default: 64 }),
         /** Browser origins allowed to call `/mcp` (a request with another `Origin` gets 403). */
         allowed_origins: Type.Array(Type.String(), { default: [] }),
       },

@@ -53,6 +53,7 @@ export function registerMcpRoutes(
   const sessions = createSessionStore({
     idleMs: config.session_idle_seconds * 1000,
     maxPerKey: config.max_sessions_per_key,
+    maxPerAccount: config.max_sessions_per_account,
   });
   app.addHook("onClose", () => sessions.closeAll());
   const serverDeps = { services, ...deps, routeDocs: app.routeDocs };
@@ -91,6 +92,7 @@ export function registerMcpRoutes(
         const session: McpSession = {
           id,
           keyId: caller.key.id,
+          accountId: caller.accountId,
           transport,
           server,
           lastUsed: Date.now(),

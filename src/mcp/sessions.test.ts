@@ -1,10 +1,17 @@
 import { describe, expect, it, vi } from "vitest";
 import { createSessionStore, type McpSession } from "./sessions.ts";
 
-function session(id: string, keyId: string, lastUsed: number) {
+function session(id: string, keyId: string, lastUsed: number, accountId = `acct-${keyId}`) {
   const close = vi.fn(async () => {});
   return {
-    session: { id, keyId, lastUsed, transport: { close }, server: {} } as unknown as McpSession,
+    session: {
+      id,
+      keyId,
+      accountId,
+      lastUsed,
+      transport: { close },
+      server: {},
+    } as unknown as McpSession,
     close,
   };
 }
@@ -12,7 +19,12 @@ function session(id: string, keyId: string, lastUsed: number) {
 describe("MCP session store", () => {
   it("closes a key's least recently used sessions above its limit, not other keys'", async () => {
     let now = 1000;
-    const store = createSessionStore({ idleMs: 60_000, maxPerKey: 2, now: () => now });
+    const store = createSessionStore({
+      idleMs: 60_000,
+      maxPerKey: 2,
+      maxPerAccount: 100,
+      now: () => now,
+    });
     const a = session("a", "k1", 1);
     const b = session("b", "k1", 2);
     const other = session("x", "k2", 0);
@@ -34,11 +46,32 @@ describe("MCP session store", () => {
     expect(store.size()).toBe(0);
   });
 
+  it("bounds an account's sessions across its keys (each key under its own limit)", async () => {
+    const store = createSessionStore({ idleMs: 60_000, maxPerKey: 2, maxPerAccount: 3 });
+    const opened = ["k1", "k2", "k3", "k4"].map((keyId, index) =>
+      session(`s${index}`, keyId, index, "acct-1"),
+    );
+    const elsewhere = session("x", "k9", 0, "acct-2");
+    store.add(elsewhere.session);
+    for (const { session: each } of opened) store.add(each);
+    // Four keys of one account, one session each: the account's oldest goes.
+    expect(opened[0]!.close).toHaveBeenCalledOnce();
+    for (const later of opened.slice(1)) expect(later.close).not.toHaveBeenCalled();
+    expect(elsewhere.close).not.toHaveBeenCalled();
+    expect(store.size()).toBe(4);
+    await store.closeAll();
+  });
+
   it("sweeps sessions idle longer than the limit", async () => {
     vi.useFakeTimers();
     try {
       let now = 0;
-      const store = createSessionStore({ idleMs: 10_000, maxPerKey: 10, now: () => now });
+      const store = createSessionStore({
+        idleMs: 10_000,
+        maxPerKey: 10,
+        maxPerAccount: 100,
+        now: () => now,
+      });
       const idle = session("idle", "k", 0);
       const busy = session("busy", "k", 0);
       store.add(idle.session);

@@ -2,8 +2,9 @@
  * @module mcp/sessions
  * The open MCP sessions: one SDK transport and one server each, bound to the key that opened
  * it. A session idle longer than `mcp.session_idle_seconds` is closed by a sweep, a key keeps at
- * most `mcp.max_sessions_per_key` (opening one more closes its least recently used), and closing
- * the gateway closes them all. Closing goes through the transport, which aborts running calls.
+ * most `mcp.max_sessions_per_key` and an account (all its keys, minted ones included) at most
+ * `mcp.max_sessions_per_account` (opening one more closes the least recently used of that key or
+ * account), and closing the gateway closes them all. Closing goes through the transport, which aborts running calls.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -11,6 +12,7 @@ import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/se
 export interface McpSession {
   id: string;
   keyId: string;
+  accountId: string;
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsed: number;
@@ -18,7 +20,7 @@ export interface McpSession {
 
 export interface SessionStore {
   get(id: string): McpSession | undefined;
-  /** Adds a session, closing the key's least recently used ones above the limit. */
+  /** Adds a session, closing the key's or the account's least recently used above the limits. */
   add(session: McpSession): void;
   /** Forgets a session (its transport closed). */
   remove(id: string): void;
@@ -30,6 +32,7 @@ export interface SessionStore {
 export function createSessionStore(options: {
   idleMs: number;
   maxPerKey: number;
+  maxPerAccount: number;
   now?: () => number;
 }): SessionStore {
   const now = options.now ?? Date.now;
@@ -54,12 +57,14 @@ export function createSessionStore(options: {
     },
     add(session) {
       sessions.set(session.id, session);
-      const ofKey = [...sessions.values()]
-        .filter((entry) => entry.keyId === session.keyId)
-        .sort((a, b) => a.lastUsed - b.lastUsed);
-      for (const extra of ofKey.slice(0, Math.max(0, ofKey.length - options.maxPerKey))) {
-        close(extra);
-      }
+      const trim = (same: (entry: McpSession) => boolean, limit: number) => {
+        const matching = [...sessions.values()]
+          .filter(same)
+          .sort((a, b) => a.lastUsed - b.lastUsed);
+        for (const extra of matching.slice(0, Math.max(0, matching.length - limit))) close(extra);
+      };
+      trim((entry) => entry.keyId === session.keyId, options.maxPerKey);
+      trim((entry) => entry.accountId === session.accountId, options.maxPerAccount);
     },
     remove(id) {
       sessions.delete(id);
