@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { waitFor } from "./support/sandbox-stats.ts";
+import { usageRowOf } from "./support/usage-rows.ts";
 
 let gateway: TestGateway;
 
@@ -16,19 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.close());
 
-interface UsageRow {
-  request_id: string;
-  status: string;
-  input_tokens: number;
-  output_tokens: number;
-  cost_micros: number;
-  held_micros: number;
-}
-const usageOf = async (key: string, requestId: string) => {
-  const response = await gateway.request("/v1/account/usage?limit=1000", { key });
-  const { data } = (await response.json()) as { data: UsageRow[] };
-  return data.find((row) => row.request_id === requestId);
-};
+const usageOf = (key: string, requestId: string) => usageRowOf(gateway, key, requestId);
 
 const bigTool = {
   name: "lookup",
@@ -65,14 +53,8 @@ describe("streamed responses whose upstream reports no usage", () => {
       expect(responses.status).toBe(200);
       const events = await responses.text();
       expect(events).toContain("response.completed");
-      const chatRow = await waitFor(
-        () => usageOf(payer.key, chat.headers.get("x-request-id") ?? ""),
-        (row) => row !== undefined,
-      );
-      const respRow = await waitFor(
-        () => usageOf(payer.key, responses.headers.get("x-request-id") ?? ""),
-        (row) => row !== undefined,
-      );
+      const chatRow = await usageOf(payer.key, chat.headers.get("x-request-id") ?? "");
+      const respRow = await usageOf(payer.key, responses.headers.get("x-request-id") ?? "");
       // The chat stream bills > 1500 input tokens (the tool definition); the responses stream
       // should bill the same prompt.
       expect(chatRow?.input_tokens).toBeGreaterThan(1500);
@@ -145,13 +127,10 @@ describe("a native (OpenAI Responses) route whose upstream answers response.fail
     });
     const text = await response.text();
     expect(text).toContain("response.failed");
-    const row = await waitFor(
-      async () => {
-        const r = await vendorGateway.request("/v1/account/usage?limit=1000", { key: payer.key });
-        const { data } = (await r.json()) as { data: UsageRow[] };
-        return data.find((x) => x.request_id === response.headers.get("x-request-id"));
-      },
-      (x) => x !== undefined,
+    const row = await usageRowOf(
+      vendorGateway,
+      payer.key,
+      response.headers.get("x-request-id") ?? "",
     );
     expect({ status: row?.status, cost_micros: row?.cost_micros }).toEqual({
       status: "failed",

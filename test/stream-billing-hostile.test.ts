@@ -13,18 +13,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countTokens } from "../src/billing/index.ts";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { waitFor } from "./support/sandbox-stats.ts";
-
-interface UsageRow {
-  request_id: string;
-  status: string;
-  input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost_micros: number;
-  held_micros: number;
-  usage_source: string;
-}
+import { usageRowOf } from "./support/usage-rows.ts";
 
 const PIXEL =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -160,15 +149,23 @@ describe("streamed billing against hostile clients and vendors", () => {
     await new Promise((resolve) => rogue.close(resolve));
   });
 
-  async function usageOf(key: string, requestId: string): Promise<UsageRow | undefined> {
-    return waitFor(
-      async () => {
-        const response = await gateway.request("/v1/account/usage?limit=1000", { key });
-        const { data } = (await response.json()) as { data: UsageRow[] };
-        return data.find((row) => row.request_id === requestId);
+  const usageOf = (key: string, requestId: string) => usageRowOf(gateway, key, requestId);
+
+  /** Streams a chat of `model` in the rogue vendor's `mode`; the text read and the record. */
+  async function rogueStream(model: string, mode: string, extra: Record<string, unknown> = {}) {
+    const user = await createUser(gateway, { balanceMicros: 50_000_000 });
+    const response = await gateway.request("/v1/chat/completions", {
+      key: user.key,
+      json: {
+        model,
+        stream: true,
+        ...extra,
+        messages: [{ role: "user", content: `mode:${mode}` }],
       },
-      (row) => row !== undefined,
-    );
+    });
+    const text = await response.text();
+    const record = await usageOf(user.key, response.headers.get("x-request-id") ?? "");
+    return { text, delivered: (text.match(/word\d+/g) ?? []).length, record };
   }
 
   /** Streams a request and aborts after `afterContent` content/reasoning chunks; the text read. */
@@ -289,18 +286,7 @@ describe("streamed billing against hostile clients and vendors", () => {
   });
 
   it("bills the reasoning (delta.reasoning) a pass-through stream delivered before the upstream broke", async () => {
-    const user = await createUser(gateway, { balanceMicros: 50_000_000 });
-    const response = await gateway.request("/v1/chat/completions", {
-      key: user.key,
-      json: {
-        model: "rogue-openai",
-        stream: true,
-        messages: [{ role: "user", content: "mode:groq-reasoning-drop" }],
-      },
-    });
-    const text = await response.text();
-    const delivered = (text.match(/word\d+/g) ?? []).length;
-    const record = await usageOf(user.key, response.headers.get("x-request-id") ?? "");
+    const { text, delivered, record } = await rogueStream("rogue-openai", "groq-reasoning-drop");
     expect(delivered).toBe(300);
     expect(text).toContain("upstream_error");
     expect(record?.status).not.toBe("failed");
@@ -309,18 +295,9 @@ describe("streamed billing against hostile clients and vendors", () => {
   });
 
   it("prices the reasoning it counted itself at the reasoning price", async () => {
-    const user = await createUser(gateway, { balanceMicros: 50_000_000 });
-    const response = await gateway.request("/v1/chat/completions", {
-      key: user.key,
-      json: {
-        model: "rogue-thinker",
-        stream: true,
-        max_tokens: 1_000,
-        messages: [{ role: "user", content: "mode:groq-reasoning-drop" }],
-      },
+    const { record } = await rogueStream("rogue-thinker", "groq-reasoning-drop", {
+      max_tokens: 1_000,
     });
-    await response.text();
-    const record = await usageOf(user.key, response.headers.get("x-request-id") ?? "");
     // Only reasoning was delivered before the break: every output token is a reasoning one, at
     // 20 micro-USD (the output price is 2).
     expect(record?.reasoning_tokens).toBeGreaterThanOrEqual(300);
@@ -330,18 +307,7 @@ describe("streamed billing against hostile clients and vendors", () => {
   });
 
   it("bills the reasoning (delta.reasoning) of a completed pass-through stream without usage", async () => {
-    const user = await createUser(gateway, { balanceMicros: 50_000_000 });
-    const response = await gateway.request("/v1/chat/completions", {
-      key: user.key,
-      json: {
-        model: "rogue-openai",
-        stream: true,
-        messages: [{ role: "user", content: "mode:groq-reasoning" }],
-      },
-    });
-    const text = await response.text();
-    const delivered = (text.match(/word\d+/g) ?? []).length;
-    const record = await usageOf(user.key, response.headers.get("x-request-id") ?? "");
+    const { delivered, record } = await rogueStream("rogue-openai", "groq-reasoning");
     expect(delivered).toBe(300);
     expect(record?.output_tokens).toBeGreaterThanOrEqual(300);
   });
