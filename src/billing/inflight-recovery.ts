@@ -4,8 +4,10 @@
  * - a database only this process writes (SQLite): every in-flight request at start-up;
  * - a shared one (PostgreSQL): the requests of this instance id's previous run (a stable
  *   `billing.instance_id`), and those of any instance whose heartbeat has stopped for
- *   `billing.instance_timeout_seconds`; this process heartbeats meanwhile.
- * Holds from before in-flight rows existed are still released by age (`stale_hold_seconds`).
+ *   `billing.instance_timeout_seconds`, by the database's clock (instances' clocks may drift);
+ *   this process heartbeats meanwhile.
+ * Holds without an in-flight row (from before in-flight rows existed) are still released by age
+ * (`stale_hold_seconds`); a request under way is never released by age.
  */
 import type { Logger } from "pino";
 import type { BillingStore } from "../store/index.ts";
@@ -40,7 +42,7 @@ export async function startInflightRecovery(
         ? { all: true }
         : {
             ...(first && options.stableInstanceId ? { instanceId: options.instanceId } : {}),
-            heartbeatBefore: now() - options.instanceTimeoutMs,
+            heartbeatOlderThanMs: options.instanceTimeoutMs,
           },
     );
     const released = await store.releaseOpenHolds(

@@ -93,8 +93,11 @@ export interface DeadRequestFilter {
   all?: boolean;
   /** Requests of this instance id (a restarted process with a stable id). */
   instanceId?: string;
-  /** Requests of instances whose heartbeat is older than this (Unix ms). */
-  heartbeatBefore?: number;
+  /**
+   * Requests of instances whose heartbeat is older than this many milliseconds, by the database's
+   * clock (the one clock every instance shares; theirs may drift apart).
+   */
+  heartbeatOlderThanMs?: number;
 }
 
 export type HoldResult =

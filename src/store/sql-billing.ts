@@ -205,7 +205,7 @@ export function sqlBillingStore(
     releaseOpenHolds: (createdBefore, reason) =>
       releaseOpenHolds(db, transactions, q, createdBefore, reason),
 
-    ...sqlInflight(db, transactions, q, holds),
+    ...sqlInflight(db, dialect, transactions, q, holds),
 
     ...sqlUsageReads(db, dialect),
   };

@@ -76,8 +76,16 @@ export function deadRequestRecord(
   };
 }
 
+/** The database's clock in Unix milliseconds, as SQL. */
+function databaseNowMs(dialect: "sqlite" | "postgres") {
+  return dialect === "postgres"
+    ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
+    : sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+}
+
 export function sqlInflight(
   db: Kysely<Database>,
+  dialect: "sqlite" | "postgres",
   transactions: TransactionRunner,
   q: Queries,
   holds: HoldBook | undefined,
@@ -121,11 +129,11 @@ export function sqlInflight(
     async settleDeadRequests(filter: DeadRequestFilter) {
       let query = db.selectFrom("inflight_requests").selectAll();
       if (!filter.all) {
-        const { instanceId, heartbeatBefore } = filter;
+        const { instanceId, heartbeatOlderThanMs } = filter;
         query = query.where((eb) =>
           eb.or([
             ...(instanceId === undefined ? [] : [eb("instance_id", "=", instanceId)]),
-            ...(heartbeatBefore === undefined
+            ...(heartbeatOlderThanMs === undefined
               ? []
               : [
                   eb(
@@ -134,12 +142,16 @@ export function sqlInflight(
                     eb
                       .selectFrom("instances")
                       .select("id")
-                      .where("heartbeat_at", ">=", heartbeatBefore),
+                      .where(
+                        "heartbeat_at",
+                        ">=",
+                        sql<number>`${databaseNowMs(dialect)} - ${heartbeatOlderThanMs}`,
+                      ),
                   ),
                 ]),
           ]),
         );
-        if (instanceId === undefined && heartbeatBefore === undefined) return 0;
+        if (instanceId === undefined && heartbeatOlderThanMs === undefined) return 0;
       }
       const rows = await query.execute();
       let settled = 0;
@@ -148,7 +160,8 @@ export function sqlInflight(
     },
 
     async heartbeat(instanceId, startedAt) {
-      const now = Date.now();
+      // The database's clock, as the check above reads it: instances' own clocks may drift.
+      const now = databaseNowMs(dialect);
       await db
         .insertInto("instances")
         .values({ id: instanceId, started_at: startedAt, heartbeat_at: now })

@@ -1,9 +1,11 @@
 /**
  * @module store/stale-holds
  * Holds left open by a process that died before in-flight rows existed (or whose in-flight row
- * is gone): each hold with neither a charge nor a release, placed before a given time, is
- * released with a ledger row of its own. A video task's hold is left alone: the task settles it,
- * however many restarts it lasts.
+ * is gone): each hold with neither a charge nor a release nor an in-flight row, placed before a
+ * given time, is released with a ledger row of its own. A hold with an in-flight row belongs to
+ * a request under way, however long it lasts (a stream of hours), or to a dead instance's, which
+ * `settleDeadRequests` charges for what it delivered: age alone never closes it. A video task's
+ * hold is left alone too: the task settles it, however many restarts it lasts.
  */
 import { type Kysely, sql } from "kysely";
 import { entriesFor, type Queries } from "./billing-queries.ts";
@@ -31,6 +33,16 @@ export async function releaseOpenHolds(
             .select("closing.id")
             .whereRef("closing.request_id", "=", "hold.request_id")
             .where("closing.kind", "in", ["charge", "release"]),
+        ),
+      ),
+    )
+    // A request under way (or a dead instance's, settled by its in-flight row) is not stale.
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("inflight_requests as inflight")
+            .select("inflight.request_id")
+            .whereRef("inflight.request_id", "=", "hold.request_id"),
         ),
       ),
     )
