@@ -358,6 +358,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       stableInstanceId: config.billing.instance_id !== undefined,
       instanceTimeoutMs: config.billing.instance_timeout_seconds * 1000,
       staleHoldMs: config.billing.stale_hold_seconds * 1000,
+      retryUnwritten: () => services.billing.retryUnwritten(),
       logger,
     });
     cleanups.push(async () => recovery.stop());

@@ -84,6 +84,12 @@ export function priceWithinHold(
 
 export interface BillingService {
   reserve(input: ReserveInput): Promise<Reservation>;
+  /**
+   * Writes again the settlements and releases the store refused (the database away): each
+   * request's last closing, a release replacing a settlement that failed before the answer was
+   * delivered. Resolves to how many were written now; called by the periodic in-flight sweep.
+   */
+  retryUnwritten(): Promise<number>;
 }
 
 function usageRecord(input: ReserveInput, usage: Usage, started: number, now: number): UsageRecord {
@@ -132,7 +138,34 @@ export function createLedgerBilling(
   options: LedgerBillingOptions,
 ): BillingService {
   const clock = options.clock ?? Date.now;
+  /** Closings the store refused, by request: written again by `retryUnwritten`. */
+  const unwritten = new Map<string, () => Promise<unknown>>();
+  /** Writes a closing; if the store refuses it, keeps it for a retry and throws. */
+  const close = async <T>(requestId: string, write: () => Promise<T>): Promise<T> => {
+    try {
+      const written = await write();
+      unwritten.delete(requestId);
+      return written;
+    } catch (error) {
+      unwritten.set(requestId, write);
+      throw error;
+    }
+  };
   return {
+    async retryUnwritten() {
+      let written = 0;
+      for (const [requestId, write] of [...unwritten]) {
+        try {
+          await write();
+          // A newer closing of the same request may have replaced this one meanwhile.
+          if (unwritten.get(requestId) === write) unwritten.delete(requestId);
+          written += 1;
+        } catch {
+          // Still refused: the next sweep tries again.
+        }
+      }
+      return written;
+    },
     async reserve(input) {
       const started = clock();
       const hold = Math.max(0, Math.ceil(input.estimateMicros));
@@ -174,7 +207,7 @@ export function createLedgerBilling(
             record.breakdown = priced.breakdown;
             record.overrunMicros = priced.overrunMicros;
             record.outputCapLoweredTo = input.outputCapLoweredTo ?? null;
-            const { alreadySettled } = await store.settle(record);
+            const { alreadySettled } = await close(input.requestId, () => store.settle(record));
             if (!alreadySettled && priced.costMicros > 0)
               options.onCharged?.({
                 accountId: input.accountId,
@@ -213,15 +246,15 @@ export function createLedgerBilling(
           });
         },
         async release(reason) {
-          if (settled) return;
-          await store.releaseHold(
-            {
-              ...usageRecord(input, {}, started, clock()),
-              status: "failed",
-              outputCapLoweredTo: input.outputCapLoweredTo ?? null,
-            },
-            reason,
-          );
+          // Settled (or settling) already, unless that settlement was refused: then nothing
+          // was delivered on its strength, and the release replaces it.
+          if (settled && !unwritten.has(input.requestId)) return;
+          const record = {
+            ...usageRecord(input, {}, started, clock()),
+            status: "failed" as const,
+            outputCapLoweredTo: input.outputCapLoweredTo ?? null,
+          };
+          await close(input.requestId, () => store.releaseHold(record, reason));
         },
       };
     },
@@ -238,5 +271,5 @@ export function createFreeBilling(): BillingService {
     checkpoint: async () => {},
     beginDelivery: async () => {},
   };
-  return { reserve: async () => reservation };
+  return { reserve: async () => reservation, retryUnwritten: async () => 0 };
 }

@@ -5,7 +5,8 @@
  * - a shared one (PostgreSQL): the requests of this instance id's previous run (a stable
  *   `billing.instance_id`), and those of any instance whose heartbeat has stopped for
  *   `billing.instance_timeout_seconds`, by the database's clock (instances' clocks may drift);
- *   this process heartbeats meanwhile.
+ *   this process heartbeats meanwhile, and writes again the settlements and releases of its own
+ *   requests that the database refused while it was away.
  * Holds without an in-flight row (from before in-flight rows existed) are still released by age
  * (`stale_hold_seconds`); a request under way is never released by age.
  */
@@ -20,6 +21,8 @@ export interface RecoveryOptions {
   stableInstanceId: boolean;
   instanceTimeoutMs: number;
   staleHoldMs: number;
+  /** Writes again the closings the store refused (`BillingService.retryUnwritten`). */
+  retryUnwritten?: () => Promise<number>;
   logger: Logger;
   now?: () => number;
 }
@@ -37,6 +40,9 @@ export async function startInflightRecovery(
   };
   const sweep = async (first: boolean) => {
     if (!options.singleProcess) await store.heartbeat(options.instanceId, startedAt);
+    const rewritten = (await options.retryUnwritten?.()) ?? 0;
+    if (rewritten > 0)
+      options.logger.warn({ rewritten }, "wrote settlements the database refused earlier");
     const settled = await store.settleDeadRequests(
       options.singleProcess
         ? { all: true }
