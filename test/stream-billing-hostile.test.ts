@@ -20,6 +20,18 @@ const PIXEL =
 
 const WORDS = Array.from({ length: 300 }, (_, i) => `word${i}`);
 
+/** A system message of sandbox directives, then `text` and 20 images from the user. */
+const imagePrompt = (directives: string, text = "describe") => [
+  { role: "system", content: `[[sandbox:${directives}]]` },
+  {
+    role: "user",
+    content: [
+      { type: "text", text },
+      ...Array.from({ length: 20 }, () => ({ type: "image_url", image_url: { url: PIXEL } })),
+    ],
+  },
+];
+
 /**
  * A vendor whose behaviour is picked by a `mode:<name>` marker in the last user message:
  * - on /v1/messages (Anthropic), always: 20 words, an honest usage report, `message_stop`, then
@@ -223,19 +235,7 @@ describe("streamed billing against hostile clients and vendors", () => {
         max_tokens: 2_000,
         tools,
         tool_choice: "none",
-        messages: [
-          { role: "system", content: "[[sandbox:words=1000;chunk-delay=5]]" },
-          {
-            role: "user",
-            content: [
-              { type: "text", text: "hello" },
-              ...Array.from({ length: 20 }, () => ({
-                type: "image_url",
-                image_url: { url: PIXEL },
-              })),
-            ],
-          },
-        ],
+        messages: imagePrompt("words=1000;chunk-delay=5", "hello"),
       },
       3,
     );
@@ -248,16 +248,7 @@ describe("streamed billing against hostile clients and vendors", () => {
 
   it("bills the images of a completed chat stream whose upstream reports no usage", async () => {
     const user = await createUser(gateway, { balanceMicros: 50_000_000 });
-    const messages = (fault: string) => [
-      { role: "system", content: `[[sandbox:words=10${fault}]]` },
-      {
-        role: "user",
-        content: [
-          { type: "text", text: "describe" },
-          ...Array.from({ length: 20 }, () => ({ type: "image_url", image_url: { url: PIXEL } })),
-        ],
-      },
-    ];
+    const messages = (fault: string) => imagePrompt(`words=10${fault}`);
     const withUsage = await gateway.request("/v1/chat/completions", {
       key: user.key,
       json: {
@@ -348,19 +339,7 @@ describe("streamed billing against hostile clients and vendors", () => {
         model: "claude-haiku-4-5",
         stream: true,
         max_tokens: 2_000,
-        messages: [
-          { role: "system", content: "[[sandbox:words=1000;chunk-delay=5]]" },
-          {
-            role: "user",
-            content: [
-              { type: "text", text: "describe" },
-              ...Array.from({ length: 20 }, () => ({
-                type: "image_url",
-                image_url: { url: PIXEL },
-              })),
-            ],
-          },
-        ],
+        messages: imagePrompt("words=1000;chunk-delay=5"),
       },
       3,
     );
@@ -370,19 +349,7 @@ describe("streamed billing against hostile clients and vendors", () => {
       json: {
         model: "claude-haiku-4-5",
         max_tokens: 2_000,
-        messages: [
-          { role: "system", content: "[[sandbox:words=10]]" },
-          {
-            role: "user",
-            content: [
-              { type: "text", text: "describe" },
-              ...Array.from({ length: 20 }, () => ({
-                type: "image_url",
-                image_url: { url: PIXEL },
-              })),
-            ],
-          },
-        ],
+        messages: imagePrompt("words=10"),
       },
     });
     const reported = ((await full.json()) as { usage: { prompt_tokens: number } }).usage

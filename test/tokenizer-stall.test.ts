@@ -8,25 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-
-/** Runs `work` while a 10 ms timer ticks; returns the longest gap between ticks. */
-async function longestStall<T>(work: () => Promise<T>): Promise<{ stallMs: number; result: T }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  try {
-    const result = await work();
-    // Let the timer observe whatever the gateway still does after the answer.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return { stallMs, result };
-  } finally {
-    clearInterval(timer);
-  }
-}
+import { longestStall } from "./support/loop-stall.ts";
 
 describe("token counts of pathological prompts", () => {
   let gateway: TestGateway;

@@ -7,27 +7,11 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { longestStall } from "../../test/support/loop-stall.ts";
 import { startSandboxIsolated } from "./isolated.ts";
 import { chatBody, postChat, waitFor } from "./test-kit.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
-
-/** Largest gap between 10 ms ticks of this thread while `work` runs. */
-async function largestTickGap<T>(work: () => Promise<T>): Promise<{ gap: number; result: T }> {
-  let last = performance.now();
-  let gap = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-  }, 10);
-  try {
-    const result = await work();
-    return { gap, result };
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 describe("startSandboxIsolated", () => {
   it("serves the vendor APIs from a worker thread without holding this one", async () => {
@@ -36,7 +20,7 @@ describe("startSandboxIsolated", () => {
       const reply = await postChat(sandbox.url, chatBody("Hello worker"));
       expect(reply.status).toBe(200);
       const started = performance.now();
-      const { gap, result } = await largestTickGap(async () => {
+      const { stallMs: gap, result } = await longestStall(async () => {
         const response = await fetch(`${sandbox.url}/openai/v1/images/generations`, {
           method: "POST",
           headers: { authorization: "Bearer sk-test", "content-type": "application/json" },
