@@ -49,10 +49,12 @@ const usage = {
 describe("ledger billing: closings the store refused", () => {
   it("writes a refused settlement again once the store answers (a stream that was delivered)", async () => {
     const { store, state } = flakyStore();
-    const billing = createLedgerBilling(store, { instanceId: "i" });
+    let now = 0;
+    const billing = createLedgerBilling(store, { instanceId: "i", clock: () => now });
     const reservation = await billing.reserve(input("req_stream"));
     state.down = true;
     await expect(reservation.settle(usage)).rejects.toThrow(/unavailable/);
+    now += 2_000;
     expect(await billing.retryUnwritten()).toBe(0);
     state.down = false;
     expect(await billing.retryUnwritten()).toBe(1);
@@ -62,12 +64,20 @@ describe("ledger billing: closings the store refused", () => {
 
   it("replaces a refused settlement by the release that follows it (an answer never delivered)", async () => {
     const { store, state } = flakyStore();
-    const billing = createLedgerBilling(store, { instanceId: "i" });
+    let now = 0;
+    const billing = createLedgerBilling(store, { instanceId: "i", clock: () => now });
     const reservation = await billing.reserve(input("req_json"));
     state.down = true;
     await expect(reservation.settle(usage)).rejects.toThrow(/unavailable/);
+    state.down = false;
+    // A sweep right after the refusal leaves the settlement alone...
+    now += 500;
+    expect(await billing.retryUnwritten()).toBe(0);
+    state.down = true;
+    // ...and the release of the failed answer replaces it.
     await expect(reservation.release("request failed")).rejects.toThrow(/unavailable/);
     state.down = false;
+    now += 2_000;
     expect(await billing.retryUnwritten()).toBe(1);
     expect(state.written).toEqual([{ kind: "release", requestId: "req_json" }]);
   });

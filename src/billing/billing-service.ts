@@ -133,13 +133,16 @@ export interface LedgerBillingOptions {
   onCharged?: (charge: { accountId: string; keyId: string; costMicros: number }) => void;
 }
 
+/** How long a refused closing waits before a retry may write it. */
+const RETRY_AFTER_MS = 1_000;
+
 export function createLedgerBilling(
   store: BillingStore,
   options: LedgerBillingOptions,
 ): BillingService {
   const clock = options.clock ?? Date.now;
-  /** Closings the store refused, by request: written again by `retryUnwritten`. */
-  const unwritten = new Map<string, () => Promise<unknown>>();
+  /** Closings the store refused, by request, with when: written again by `retryUnwritten`. */
+  const unwritten = new Map<string, { write: () => Promise<unknown>; refusedAt: number }>();
   /** Writes a closing; if the store refuses it, keeps it for a retry and throws. */
   const close = async <T>(requestId: string, write: () => Promise<T>): Promise<T> => {
     try {
@@ -147,18 +150,21 @@ export function createLedgerBilling(
       unwritten.delete(requestId);
       return written;
     } catch (error) {
-      unwritten.set(requestId, write);
+      unwritten.set(requestId, { write, refusedAt: clock() });
       throw error;
     }
   };
   return {
     async retryUnwritten() {
       let written = 0;
-      for (const [requestId, write] of [...unwritten]) {
+      for (const [requestId, entry] of [...unwritten]) {
+        // A refused settlement of an answer that then failed is replaced by its release at once;
+        // a retry in between would charge an answer the client never got.
+        if (clock() - entry.refusedAt < RETRY_AFTER_MS) continue;
         try {
-          await write();
+          await entry.write();
           // A newer closing of the same request may have replaced this one meanwhile.
-          if (unwritten.get(requestId) === write) unwritten.delete(requestId);
+          if (unwritten.get(requestId) === entry) unwritten.delete(requestId);
           written += 1;
         } catch {
           // Still refused: the next sweep tries again.
