@@ -1,8 +1,8 @@
 /**
  * @module test/support/tcp-proxy
  * A TCP proxy in front of a server (PostgreSQL in the outage tests) that can be taken down and
- * brought back on the same port: down cuts every connection and refuses new ones, as a database
- * restart does.
+ * brought back on the same port: down cuts every connection and drops new ones at once, as a
+ * database restart does.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
 
@@ -10,7 +10,7 @@ export interface TcpProxy {
   port: number;
   /** Accepts and forwards connections (again). */
   up(): Promise<void>;
-  /** Cuts every open connection and stops listening. */
+  /** Cuts every open connection and drops new ones (the port stays this proxy's). */
   down(): Promise<void>;
   close(): Promise<void>;
 }
@@ -24,15 +24,22 @@ export async function freePort(): Promise<number> {
   return typeof address === "object" && address ? address.port : 0;
 }
 
-/** A proxy on a free port of 127.0.0.1 to `target`; with `listening: false` it starts down. */
+/**
+ * A proxy on a free port of 127.0.0.1 to `target`; with `listening: false` it starts down. It
+ * keeps its port while down (a connection then is dropped at once, as a database that is gone
+ * drops it), so no other process can take the port between a `down` and the next `up`.
+ */
 export async function startTcpProxy(
   target: { host: string; port: number },
   options: { listening?: boolean } = {},
 ): Promise<TcpProxy> {
-  const port = await freePort();
   const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  const forward = (client: Socket) => {
+  let forwarding = options.listening !== false;
+  const server: Server = createServer((client) => {
+    if (!forwarding) {
+      client.destroy();
+      return;
+    }
     const upstream = connect(target.port, target.host);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -44,27 +51,29 @@ export async function startTcpProxy(
     }
     client.pipe(upstream);
     upstream.pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const address = server.address();
+  const dropAll = () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
   };
-  const proxy: TcpProxy = {
-    port,
+  return {
+    port: typeof address === "object" && address ? address.port : 0,
     async up() {
-      if (server) return;
-      const listening = createServer(forward);
-      await new Promise<void>((resolve, reject) => {
-        listening.once("error", reject);
-        listening.listen(port, "127.0.0.1", resolve);
-      });
-      server = listening;
+      forwarding = true;
     },
     async down() {
-      const closing = server;
-      server = undefined;
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-      if (closing) await new Promise<void>((resolve) => closing.close(() => resolve()));
+      forwarding = false;
+      dropAll();
     },
-    close: () => proxy.down(),
+    async close() {
+      forwarding = false;
+      dropAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
-  if (options.listening !== false) await proxy.up();
-  return proxy;
 }
