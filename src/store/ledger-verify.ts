@@ -17,7 +17,8 @@ const PAGE = 5_000;
 /** Charges above their hold listed one by one; the rest are counted. */
 const MAX_CHARGES_LISTED = 100;
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MAX_SAFE_NUMBER = Number.MAX_SAFE_INTEGER;
+const MAX_SAFE = BigInt(MAX_SAFE_NUMBER);
 
 /** A stored amount as a BigInt, or undefined when it is not an integer (a real, text). */
 function exact(value: unknown): bigint | undefined {
@@ -59,6 +60,29 @@ async function sumsByDatabase(db: Kysely<Database>): Promise<Map<string, Sums> |
       if (amount === undefined || hold === undefined) return undefined;
       sums.set(row.account_id, { amount, hold, entries: Number(row.entries) });
     }
+    // A sum can be in range while its entries are not (+2^60 and −2^60): look for such entries.
+    const outOfRange = await db
+      .selectFrom("ledger_entries")
+      .select([
+        "id",
+        "account_id",
+        sql<string>`cast(amount_micros as text)`.as("amount"),
+        sql<string>`cast(hold_micros as text)`.as("hold"),
+      ])
+      .where((eb) =>
+        eb.or([
+          eb("amount_micros", ">", MAX_SAFE_NUMBER),
+          eb("amount_micros", "<", -MAX_SAFE_NUMBER),
+          eb("hold_micros", ">", MAX_SAFE_NUMBER),
+          eb("hold_micros", "<", -MAX_SAFE_NUMBER),
+        ]),
+      )
+      .limit(PAGE)
+      .execute();
+    for (const row of outOfRange) {
+      const entry = sums.get(row.account_id);
+      if (entry) entry.unreadable ??= `entry ${row.id} holds ${row.amount} / ${row.hold}`;
+    }
     return sums;
   } catch {
     return undefined;
@@ -97,7 +121,8 @@ async function sumsByScan(db: Kysely<Database>): Promise<Map<string, Sums>> {
 
 async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> {
   // Each settled request's usage record holds its charge and the hold it settled (in the table
-  // or, on SQLite, in memory), so the rule is checked there on every backend.
+  // or, on SQLite, in memory), so the rule is checked there on every backend; and the ledger's
+  // charge row, which the balance is summed from, against the same hold.
   const rows = await db
     .selectFrom("usage_records")
     .select(["request_id", "account_id", "cost_micros", "held_micros"])
@@ -105,12 +130,29 @@ async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> 
     .orderBy("created_at")
     .limit(MAX_CHARGES_LISTED + 1)
     .execute();
-  const problems: LedgerProblem[] = rows.slice(0, MAX_CHARGES_LISTED).map((row) => ({
-    kind: "charge_above_hold",
-    accountId: row.account_id,
-    detail: `request ${row.request_id} charged ${Number(row.cost_micros)} against a hold of ${Number(row.held_micros)}`,
-  }));
-  if (rows.length > MAX_CHARGES_LISTED) {
+  const ledgerRows = await db
+    .selectFrom("ledger_entries")
+    .innerJoin("usage_records", "usage_records.request_id", "ledger_entries.request_id")
+    .select([
+      "ledger_entries.request_id as request_id",
+      "ledger_entries.account_id as account_id",
+      sql<number>`-ledger_entries.amount_micros`.as("cost_micros"),
+      "usage_records.held_micros as held_micros",
+    ])
+    .where("ledger_entries.kind", "=", "charge")
+    .where(sql<boolean>`-ledger_entries.amount_micros > usage_records.held_micros`)
+    .where(sql<boolean>`usage_records.cost_micros <= usage_records.held_micros`)
+    .orderBy("ledger_entries.seq")
+    .limit(MAX_CHARGES_LISTED + 1)
+    .execute();
+  const problems: LedgerProblem[] = [...rows, ...ledgerRows]
+    .slice(0, MAX_CHARGES_LISTED)
+    .map((row) => ({
+      kind: "charge_above_hold",
+      accountId: row.account_id ?? "*",
+      detail: `request ${row.request_id} charged ${Number(row.cost_micros)} against a hold of ${Number(row.held_micros)}`,
+    }));
+  if (rows.length + ledgerRows.length > MAX_CHARGES_LISTED) {
     problems.push({
       kind: "charge_above_hold",
       accountId: "*",

@@ -56,13 +56,17 @@ export function keySpendQuery(
         as task_holds`.compile(db);
 }
 
+const roomOf = (refusal: SpendLimitRefusal) =>
+  refusal.limitMicros - refusal.spentMicros - refusal.heldMicros;
+
 function subtreeIds(db: Kysely<Database>, keyId: string): CompiledQuery {
   return sql`${subtree(keyId)} select id from tree`.compile(db);
 }
 
 /**
- * Checks `amountMicros` against every cap, inside a transaction body; returns the first cap it
- * does not fit under, or undefined. `book` holds the in-memory holds (SQLite); without it holds
+ * Checks `amountMicros` against every cap, inside a transaction body; returns, of the caps it
+ * does not fit under, the one with the least room left (so an output cap lowered to that room
+ * fits every cap), or undefined. `book` holds the in-memory holds (SQLite); without it holds
  * are read from the table and the account row is locked first.
  */
 export function* checkSpendLimits(
@@ -85,6 +89,7 @@ export function* checkSpendLimits(
       .forUpdate()
       .compile();
   }
+  let tightest: SpendLimitRefusal | undefined;
   for (const limit of limits) {
     const [row] = yield keySpendQuery(db, input.accountId, limit.keyId, limit.since, !book);
     let heldMicros = Number(row?.request_holds ?? 0) + Number(row?.task_holds ?? 0);
@@ -93,8 +98,9 @@ export function* checkSpendLimits(
       heldMicros += book.heldForKeys(ids);
     }
     const spentMicros = Number(row?.spent ?? 0);
-    if (spentMicros + heldMicros + input.amountMicros > limit.limitMicros)
-      return { ...limit, spentMicros, heldMicros };
+    const room = limit.limitMicros - spentMicros - heldMicros;
+    if (input.amountMicros > room && (!tightest || room < roomOf(tightest)))
+      tightest = { ...limit, spentMicros, heldMicros };
   }
-  return undefined;
+  return tightest;
 }
