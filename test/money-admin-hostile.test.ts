@@ -64,7 +64,9 @@ describe("ledger verify (docs/billing.md#the-ledger)", () => {
         "insert into usage_records (request_id, account_id, model, endpoint, status, cost_micros, held_micros, created_at) values (?, ?, 'm', '/v1/chat/completions', 'succeeded', 100, 100, 0)",
       )
       .run(request, id);
-    raw.prepare("insert into spend_by_day (owner_id, day, spent_micros) values (?, 0, 100)").run(id);
+    raw
+      .prepare("insert into spend_by_day (owner_id, day, spent_micros) values (?, 0, 100)")
+      .run(id);
     expect(await kindsOf(id)).toContain("charge_above_hold");
   });
 });
@@ -93,31 +95,47 @@ describe("key spend caps (docs/budgets.md#when-the-cap-is-short)", () => {
     const hold = await quote(400);
     const minimumHold = await quote(16);
     const probe = await createUser(gateway);
-    const probed = await gateway.request("/v1/chat/completions", { key: probe.key, json: chat(400) });
+    const probed = await gateway.request("/v1/chat/completions", {
+      key: probe.key,
+      json: chat(400),
+    });
     const cost = Number(probed.headers.get("x-switchyard-cost-micros"));
     expect(cost).toBeGreaterThan(0);
 
     // Parent capped (lifetime); its child inherits the same cap.
     const cap = hold - 1 + cost;
     const parent = await createUser(gateway, { keyOptions: { spend_limit_micros: cap } });
-    const minted = await gateway.request("/v1/account/keys", { key: parent.key, json: { name: "c" } });
+    const minted = await gateway.request("/v1/account/keys", {
+      key: parent.key,
+      json: { name: "c" },
+    });
     const child = (await minted.json()) as { key: string; id: string };
     // The child spends once: its own cap now has hold − 1 left, less than a full hold.
-    expect((await gateway.request("/v1/chat/completions", { key: child.key, json: chat(400) })).status).toBe(200);
+    expect(
+      (await gateway.request("/v1/chat/completions", { key: child.key, json: chat(400) })).status,
+    ).toBe(200);
     // The parent spends directly until its cap has a little more than a minimum hold left.
     const spent = async (keyId: string) =>
       (await gateway.services.store.keySpend(parent.accountId, keyId, 0)).spentMicros;
     for (let i = 0; i < 500 && cap - (await spent(parent.keyId)) >= 3 * minimumHold; i++) {
-      const response = await gateway.request("/v1/chat/completions", { key: parent.key, json: chat(16) });
+      const response = await gateway.request("/v1/chat/completions", {
+        key: parent.key,
+        json: chat(16),
+      });
       expect(response.status).toBe(200);
     }
     const parentRoom = cap - (await spent(parent.keyId));
     expect(parentRoom).toBeGreaterThanOrEqual(minimumHold);
 
     // Both caps are short; the parent's is the tighter and still fits min_output_tokens.
-    const response = await gateway.request("/v1/chat/completions", { key: child.key, json: chat(400) });
+    const response = await gateway.request("/v1/chat/completions", {
+      key: child.key,
+      json: chat(400),
+    });
     expect(response.status, await response.clone().text()).toBe(200);
-    expect(Number(response.headers.get("x-switchyard-output-cap-lowered"))).toBeGreaterThanOrEqual(16);
+    expect(Number(response.headers.get("x-switchyard-output-cap-lowered"))).toBeGreaterThanOrEqual(
+      16,
+    );
     expect(await spent(parent.keyId)).toBeLessThanOrEqual(cap);
   });
 });
