@@ -100,10 +100,12 @@ export function download(name: string, text: string, type = "text/csv"): void {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** CSV of rows, quoting every field that needs it. */
+/** CSV of rows, quoting every field that needs it and defusing formula-like texts. */
 export function toCsv(columns: string[], rows: unknown[][]): string {
   const cell = (value: unknown) => {
-    const text = value === null || value === undefined ? "" : String(value);
+    let text = value === null || value === undefined ? "" : String(value);
+    // A text a spreadsheet would evaluate as a formula gets a leading apostrophe.
+    if (typeof value !== "number" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
     return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
   return `${[columns, ...rows].map((row) => row.map(cell).join(",")).join("\n")}\n`;

@@ -50,6 +50,21 @@ export interface SessionKey {
 
 export const sessionKeys = store<SessionKey[]>([]);
 
+/**
+ * The keys belong to the account signed in when they were made: a session that ends (log-out,
+ * expiry, a 401 from any call) or another account signing in forgets them, so the next person
+ * at the same page can never call with them.
+ */
+let keysOwner: string | undefined;
+session.subscribe(() => {
+  const account = session.get();
+  if (account === undefined) return; // still asking who is signed in
+  const owner = account?.id;
+  if (owner === keysOwner) return;
+  keysOwner = owner;
+  if (sessionKeys.get().length > 0) sessionKeys.set([]);
+});
+
 export function rememberKey(key: SessionKey): void {
   sessionKeys.set([...sessionKeys.get().filter((known) => known.id !== key.id), key]);
 }

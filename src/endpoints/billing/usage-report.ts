@@ -197,9 +197,15 @@ export async function usagePage(
   return report.groupBy ? { ...page, group_by: report.groupBy } : { ...page };
 }
 
+/** A text cell a spreadsheet would take for a formula (OWASP's CSV injection list). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  let text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  // Clients choose some texts (`user`, metadata): one that starts like a formula is written
+  // with a leading apostrophe, so a spreadsheet shows it rather than evaluating it.
+  if (typeof value !== "number" && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -8,9 +8,9 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { readBearer } from "../../auth/index.ts";
+import { hasAdminPowers, readBearer } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
-import { authenticate } from "../../http/route.ts";
+import { GatewayError } from "../../errors/index.ts";
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
@@ -31,8 +31,10 @@ export function registerMetricsRoute(
     url: "/metrics",
     config: { dialect: "gateway" },
     onRequest: async (request) => {
-      if (!bearsToken(request, services.config.metrics.token))
-        await authenticate(services, request, "admin");
+      if (bearsToken(request, services.config.metrics.token)) return;
+      // A key, not a login session: a scrape target is not one of the session's routes.
+      const caller = await services.authenticator.authenticateKey(readBearer(request.headers));
+      if (!hasAdminPowers(caller)) throw new GatewayError("admin_required");
     },
     handler: async (_request, reply) => {
       const { contentType, body } = await metrics.render();
