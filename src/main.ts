@@ -172,14 +172,6 @@ export async function buildServices(
   const metrics = config.metrics.enabled ? createMetrics(options.store, options.redis) : undefined;
   // The engine reads the catalog through the services, so a SIGHUP reload reaches it too.
   let services: Services | undefined;
-  const videoTasks = createVideoTasks(config, {
-    store: options.store,
-    models: { get: (id) => (services?.catalog ?? catalog).get(id) },
-    providers,
-    logger: options.logger,
-    instanceId: options.instanceId,
-    metrics,
-  });
   const budgets = createBudgetAlerts({
     store: options.store,
     webhooks: webhookDispatcher(config),
@@ -189,6 +181,15 @@ export async function buildServices(
     sweepMs: config.tasks.tick_ms,
     leaseMs: config.tasks.lease_seconds * 1000,
     ...(metrics && { metrics }),
+  });
+  const videoTasks = createVideoTasks(config, {
+    store: options.store,
+    models: { get: (id) => (services?.catalog ?? catalog).get(id) },
+    providers,
+    logger: options.logger,
+    instanceId: options.instanceId,
+    metrics,
+    onCharged: (charge) => budgets.charged(charge),
   });
   services = {
     config,

@@ -83,6 +83,8 @@ export function createVideoTasks(
     logger: Logger;
     instanceId: string;
     metrics: GatewayMetrics | undefined;
+    /** A task's charge was written (budget alerts). */
+    onCharged?(charge: { accountId: string; costMicros: number }): void;
   },
 ): VideoTaskService {
   const tasks = config.tasks;
@@ -99,6 +101,7 @@ export function createVideoTasks(
     clock: Date.now,
     instanceId: deps.instanceId,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.onCharged ? { onCharged: deps.onCharged } : {}),
     options: {
       tickMs: tasks.tick_ms,
       pollMinIntervalMs: tasks.poll_min_interval_ms,

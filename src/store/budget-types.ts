@@ -34,7 +34,9 @@ export interface BudgetWebhookDelivery extends BudgetAlertKey {
 
 /** How an attempt ended: delivered, given up, or due again at `nextAt`. */
 export type BudgetWebhookOutcome =
-  | { state: "delivered" | "gave_up"; at: number }
+  | { state: "delivered"; at: number }
+  /** `attempted: false`: dropped without a send (the account removed or changed its URL). */
+  | { state: "gave_up"; at: number; attempted?: boolean }
   | { state: "pending"; at: number; nextAt: number };
 
 export interface BudgetStore {

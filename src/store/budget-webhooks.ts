@@ -103,7 +103,10 @@ export function sqlBudgetWebhooks(
           webhook_state: outcome.state,
           webhook_next_at: outcome.state === "pending" ? outcome.nextAt : null,
           webhook_lease_until: 0,
-          webhook_attempts: sql`coalesce(webhook_attempts, 0) + 1`,
+          webhook_attempts:
+            outcome.state === "gave_up" && outcome.attempted === false
+              ? sql`coalesce(webhook_attempts, 0)`
+              : sql`coalesce(webhook_attempts, 0) + 1`,
           webhook_first_at: sql`coalesce(webhook_first_at, ${outcome.at})`,
         })
         .where("account_id", "=", alert.accountId)

@@ -69,7 +69,7 @@ export function createBudgetAlerts(deps: {
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
   const pending = new Set<Promise<unknown>>();
-  let sweeping: Promise<void> | undefined;
+  let sweeping: Promise<Array<Promise<void>>> | undefined;
   let stopped = false;
 
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -90,24 +90,33 @@ export function createBudgetAlerts(deps: {
   /** One attempt of `delivery` (leased to this instance), recorded with what comes next. */
   async function attempt(delivery: BudgetWebhookDelivery): Promise<void> {
     if (stopped) return;
+    // The account may have removed or changed its URL since the alert: nothing more goes to
+    // an address it no longer names (read afresh, not from the cache).
+    const current = await deps.store.findAccountBudget(delivery.accountId);
+    if (current?.webhookUrl !== delivery.url) {
+      await deps.store.recordBudgetWebhookAttempt(delivery, {
+        state: "gave_up",
+        at: deps.clock(),
+        attempted: false,
+      });
+      return;
+    }
     const secret = await deps.store.webhookSecret(delivery.accountId, deps.webhooks.newSecret);
+    const startedAt = deps.clock();
     const result = await deps.webhooks.deliver({
       url: delivery.url,
       body: delivery.body,
       secret,
       eventId: budgetEventId(delivery),
     });
-    const now = deps.clock();
     const attempts = delivery.attempts + 1;
+    const nextAt = startedAt + deps.webhooks.retryDelayMs(attempts);
+    // No attempt starts past the give-up window: give up now if the next one would.
     const outcome = result.ok
-      ? ({ state: "delivered", at: now } as const)
-      : deps.webhooks.givesUp(delivery.firstAttemptAt ?? now, now)
-        ? ({ state: "gave_up", at: now } as const)
-        : ({
-            state: "pending",
-            at: now,
-            nextAt: now + deps.webhooks.retryDelayMs(attempts),
-          } as const);
+      ? ({ state: "delivered", at: startedAt } as const)
+      : deps.webhooks.givesUp(delivery.firstAttemptAt ?? startedAt, Math.max(nextAt, deps.clock()))
+        ? ({ state: "gave_up", at: startedAt } as const)
+        : ({ state: "pending", at: startedAt, nextAt } as const);
     await deps.store.recordBudgetWebhookAttempt(delivery, outcome);
     deps.metrics?.webhookAttempt(
       result.ok ? "delivered" : outcome.state === "gave_up" ? "gave_up" : "failed",
@@ -137,17 +146,38 @@ export function createBudgetAlerts(deps: {
       ),
     );
 
-  async function sweepOnce(): Promise<void> {
-    const due = await deps.store.claimDueBudgetWebhooks(deps.clock(), deps.leaseMs, SWEEP_BATCH);
-    await Promise.all(due.map(attemptLogged));
+  /** Deliveries whose attempt is under way here (a sweep never starts a second one). */
+  const sending = new Set<string>();
+  const sendingKey = (alert: BudgetAlertKey) =>
+    `${alert.accountId} ${alert.periodStart} ${alert.thresholdBp}`;
+
+  /**
+   * Starts the attempts due now without waiting for them: a receiver that hangs until the
+   * timeout holds up only its own delivery, never the next sweep's.
+   */
+  async function sweepOnce(): Promise<Array<Promise<void>>> {
+    const room = SWEEP_BATCH - sending.size;
+    if (room <= 0) return [];
+    const due = await deps.store.claimDueBudgetWebhooks(deps.clock(), deps.leaseMs, room);
+    const started: Array<Promise<void>> = [];
+    for (const delivery of due) {
+      const key = sendingKey(delivery);
+      if (sending.has(key)) continue;
+      sending.add(key);
+      started.push(attemptLogged(delivery).finally(() => sending.delete(key)));
+    }
+    return started;
   }
 
+  /** One claim at a time; the caller's promise waits for the attempts its claim started. */
   function sweep(): Promise<void> {
     if (stopped) return Promise.resolve();
     sweeping ??= track(sweepOnce()).finally(() => {
       sweeping = undefined;
     });
-    return sweeping;
+    return sweeping.then(async (started) => {
+      await Promise.all(started);
+    });
   }
 
   async function checkOnce(accountId: string): Promise<void> {

@@ -78,6 +78,8 @@ export interface VideoEngineDeps {
   instanceId: string;
   options: VideoEngineOptions;
   metrics?: TaskMetrics;
+  /** A task's charge was written (budget alerts check the account's thresholds). */
+  onCharged?(charge: { accountId: string; costMicros: number }): void;
 }
 
 export interface VideoEngine {
@@ -111,12 +113,22 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   const owner = deps.instanceId;
   const vendorLimits = new VendorRateLimits(options.vendorPollsPerSecond, clock);
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
+  let running: Promise<Array<Promise<void>>> | undefined;
   let stopped = false;
+  /** Webhook attempts under way, by task id. */
+  const sending = new Map<string, Promise<void>>();
 
   async function settle(task: VideoTask): Promise<TaskCharge> {
     const current = (await store.findVideoTaskById(task.id)) ?? task;
-    return settleFinishedTask(store, current, deps.models.get(current.model), clock());
+    const charge = await settleFinishedTask(
+      store,
+      current,
+      deps.models.get(current.model),
+      clock(),
+    );
+    if (charge.costMicros > 0)
+      deps.onCharged?.({ accountId: current.accountId, costMicros: charge.costMicros });
+    return charge;
   }
 
   async function finishWith(
@@ -222,42 +234,61 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   async function deliverOne(task: VideoTask): Promise<void> {
     if (!task.webhookUrl) return;
     const secret = await store.webhookSecret(task.accountId, deps.webhooks.newSecret);
+    const startedAt = clock();
     const result = await deps.webhooks.deliver({
       url: task.webhookUrl,
       body: JSON.stringify(renderVideoTask(task)),
       secret,
       eventId: task.id,
     });
-    const now = clock();
     const attempts = task.webhookAttempts.length + 1;
     const attempt = {
-      at: now,
+      at: startedAt,
       durationMs: Math.round(result.durationMs),
       ...(result.status === undefined ? {} : { status: result.status }),
       ...(result.error === undefined ? {} : { error: result.error.slice(0, 500) }),
     };
-    const firstAt = task.webhookAttempts[0]?.at ?? now;
+    const firstAt = task.webhookAttempts[0]?.at ?? startedAt;
+    const nextAt = startedAt + deps.webhooks.retryDelayMs(attempts);
+    // No attempt starts past the give-up window: give up now if the next one would.
     const next = result.ok
       ? { state: "delivered" as const, nextAt: null }
-      : deps.webhooks.givesUp(firstAt, now)
+      : deps.webhooks.givesUp(firstAt, Math.max(nextAt, clock()))
         ? { state: "failed" as const, nextAt: null }
-        : { state: "pending" as const, nextAt: now + deps.webhooks.retryDelayMs(attempts) };
+        : { state: "pending" as const, nextAt };
     await store.recordWebhookAttempt(task.id, attempt, next);
     deps.metrics?.webhookAttempt(
       result.ok ? "delivered" : next.state === "failed" ? "gave_up" : "failed",
     );
   }
 
-  async function tick(): Promise<void> {
+  /** One tick; resolves, once its polls and settlements are done, to the attempts it started. */
+  async function tick(): Promise<Array<Promise<void>>> {
     for (const task of await store.listFinalizingVideoTasks(options.batchSize)) await settle(task);
     const due = await store.claimDueVideoTasks(clock(), owner, options.leaseMs, options.batchSize);
     await Promise.all(
       due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))),
     );
-    const hooks = await store.claimDueWebhooks(clock(), owner, options.leaseMs, options.batchSize);
-    await Promise.all(
-      hooks.map((task) => deliverOne(task).catch((error: unknown) => logFailure(task, error))),
-    );
+    const room = options.batchSize - sending.size;
+    if (room <= 0) return [];
+    return startDeliveries(await store.claimDueWebhooks(clock(), owner, options.leaseMs, room));
+  }
+
+  /**
+   * Starts the attempts without waiting for them: a receiver that hangs until the timeout holds
+   * up its own delivery only, never the polls and settlements of the next ticks.
+   */
+  function startDeliveries(hooks: VideoTask[]): Array<Promise<void>> {
+    const started: Array<Promise<void>> = [];
+    for (const task of hooks) {
+      if (sending.has(task.id)) continue;
+      const attempt = deliverOne(task)
+        .catch((error: unknown) => logFailure(task, error))
+        .finally(() => sending.delete(task.id));
+      sending.set(task.id, attempt);
+      started.push(attempt);
+    }
+    return started;
   }
 
   function logFailure(task: VideoTask, error: unknown): void {
@@ -267,25 +298,32 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     );
   }
 
-  function runOnce(): Promise<void> {
+  /** One tick at a time; resolves to the webhook attempts the tick started. */
+  function runTick(): Promise<Array<Promise<void>>> {
     running ??= tick()
-      .catch((error: unknown) =>
+      .catch((error: unknown) => {
         logger.warn(
           { err: error instanceof Error ? error.message : String(error) },
           "video engine tick failed",
-        ),
-      )
+        );
+        return [];
+      })
       .finally(() => {
         running = undefined;
       });
     return running;
   }
 
+  /** A tick and the webhook attempts it started (tests, start-up). */
+  async function runOnce(): Promise<void> {
+    await Promise.all(await runTick());
+  }
+
   function schedule(delayMs: number): void {
     if (stopped) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      void runOnce().then(() => schedule(options.tickMs));
+      void runTick().then(() => schedule(options.tickMs));
     }, delayMs);
     timer.unref();
   }
@@ -310,6 +348,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       stopped = true;
       clearTimeout(timer);
       await running;
+      await Promise.all(sending.values());
     },
   };
 }
