@@ -56,3 +56,8 @@ export function geminiRefusal(
     return `The thinking budget (${budget}) is invalid.`;
   return undefined;
 }
+
+/** Whether a model signs its function calls and checks them when replayed (Gemini 3 on). */
+export function signsFunctionCalls(model: string): boolean {
+  return /^gemini-([3-9]|\d{2,})/.test(model);
+}

@@ -10,7 +10,7 @@
  */
 import type { ChatMessage, ChatRequest, JsonRecord } from "./chat-request.ts";
 import { isRecord } from "./chat-request.ts";
-import { geminiRefusal } from "./gemini-model-rules.ts";
+import { geminiRefusal, signsFunctionCalls } from "./gemini-model-rules.ts";
 import {
   type Checked,
   camelKeys,
@@ -221,6 +221,38 @@ function readConversation(
   return { ok: true, value: messages };
 }
 
+/**
+ * Gemini 3 refuses a request whose current turn (the model turns since the last user text)
+ * replays a step's function calls without the signature the first of them came with.
+ */
+function unsignedFunctionCall(contents: unknown): string | undefined {
+  if (!Array.isArray(contents)) return undefined;
+  const partsOf = (content: unknown): Record<string, unknown>[] =>
+    isRecord(content) && Array.isArray(content.parts)
+      ? content.parts.filter(isRecord).map((part) => camelKeys(part))
+      : [];
+  let turnStart = 0;
+  for (const [index, content] of contents.entries()) {
+    if (isRecord(content) && content.role !== "model" && partsOf(content).some((p) => p.text))
+      turnStart = index + 1;
+  }
+  for (const [index, content] of contents.entries()) {
+    if (index < turnStart || !isRecord(content) || content.role !== "model") continue;
+    const parts = partsOf(content);
+    const position = parts.findIndex((part) => part.functionCall !== undefined);
+    const first = parts[position];
+    if (!first || (typeof first.thoughtSignature === "string" && first.thoughtSignature)) continue;
+    const call = isRecord(first.functionCall) ? first.functionCall.name : undefined;
+    return (
+      "Function call is missing a thought_signature in functionCall parts. This is required " +
+      "for tools to work correctly, and missing thought_signature may lead to degraded model " +
+      `performance. Additional data, function call \`default_api:${String(call)}\`, position ${position + 1}. ` +
+      "Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+    );
+  }
+  return undefined;
+}
+
 /** Validates a `generateContent` / `streamGenerateContent` body for `model`. */
 export function parseGeminiRequest(
   body: unknown,
@@ -234,6 +266,10 @@ export function parseGeminiRequest(
   const request = camelKeys(body);
   const conversation = readConversation(request.contents, request.systemInstruction);
   if (!conversation.ok) return conversation;
+  if (signsFunctionCalls(model)) {
+    const unsigned = unsignedFunctionCall(request.contents);
+    if (unsigned) return fail(unsigned);
+  }
   const config = readGenerationConfig(request.generationConfig);
   if (!config.ok) return config;
   const refused = geminiRefusal(model, config.value);

@@ -9,6 +9,7 @@
 import type { ChatPlan } from "./chat-reply.ts";
 import type { JsonRecord } from "./chat-request.ts";
 import { groupTokens, tokenize } from "./deterministic-text.ts";
+import { signsFunctionCalls } from "./gemini-model-rules.ts";
 import { TEXT_TOKENS_PER_CHUNK } from "./openai-shapes.ts";
 
 export interface GeminiPlan extends ChatPlan {
@@ -47,11 +48,15 @@ export function geminiFinishReason(plan: ChatPlan): "STOP" | "MAX_TOKENS" {
   return plan.reply.finishReason === "length" ? "MAX_TOKENS" : "STOP";
 }
 
-function answerParts(plan: ChatPlan): JsonRecord[] {
+function answerParts(plan: ChatPlan, model: string): JsonRecord[] {
   const { reply } = plan;
   if (reply.kind === "tool_call") {
     const args = JSON.parse(reply.call.arguments) as JsonRecord;
-    return [{ functionCall: { name: reply.call.name, args } }];
+    // An opaque signature beside the call, as Gemini 3 sends one (deterministic here).
+    const signature = signsFunctionCalls(model)
+      ? { thoughtSignature: Buffer.from(`sandbox:${reply.call.name}`).toString("base64") }
+      : {};
+    return [{ functionCall: { name: reply.call.name, args }, ...signature }];
   }
   return [{ text: reply.content }];
 }
@@ -72,7 +77,9 @@ export function generateContentBody(
 ): JsonRecord {
   const thought = plan.thought === undefined ? [] : [{ text: plan.thought, thought: true }];
   return {
-    candidates: [candidate([...thought, ...answerParts(plan)], geminiFinishReason(plan))],
+    candidates: [
+      candidate([...thought, ...answerParts(plan, meta.model)], geminiFinishReason(plan)),
+    ],
     ...(withUsage ? { usageMetadata: usageMetadata(plan) } : {}),
     modelVersion: meta.model,
     responseId: meta.responseId,
@@ -91,7 +98,7 @@ export function streamChunks(meta: GeminiMeta, plan: GeminiPlan, withUsage: bool
     for (const fragment of groupTokens(tokenize(plan.thought), TEXT_TOKENS_PER_CHUNK))
       parts.push({ text: fragment, thought: true });
   }
-  if (reply.kind === "tool_call") parts.push(...answerParts(plan));
+  if (reply.kind === "tool_call") parts.push(...answerParts(plan, meta.model));
   else {
     const fragments = groupTokens(tokenize(reply.content), TEXT_TOKENS_PER_CHUNK);
     for (const fragment of fragments.length ? fragments : [""]) parts.push({ text: fragment });

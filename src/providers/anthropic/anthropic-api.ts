@@ -34,6 +34,7 @@ export interface AnthropicTool {
 }
 
 export type AnthropicToolChoice =
+  | { type: "none" }
   | { type: "auto" | "any"; disable_parallel_tool_use?: boolean }
   | { type: "tool"; name: string; disable_parallel_tool_use?: boolean };
 

@@ -96,14 +96,20 @@ export function applyJsonOutput(
     ...clientTools,
     { name, description: TOOL_DESCRIPTION, input_schema: inputSchema(format.schema) },
   ];
-  if (clientTools.length === 0 && !context.thinkingOn) {
-    const disable = body.tool_choice?.disable_parallel_tool_use;
+  // `tool_choice: none` forbids the client's tools, not the answer's tool.
+  const noClientTool = clientTools.length === 0 || body.tool_choice?.type === "none";
+  if (noClientTool && !context.thinkingOn) {
+    const choice = body.tool_choice;
+    const disable =
+      choice && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use;
     body.tool_choice = {
       type: "tool",
       name,
       ...(disable ? { disable_parallel_tool_use: true } : {}),
     };
   } else {
+    // Thinking allows only `auto` or `none`, and `none` would forbid the answer's tool too.
+    if (body.tool_choice?.type === "none") body.tool_choice = { type: "auto" };
     addSystem(body, `When you give your final answer, give it by calling the tool \`${name}\`.`);
     context.warnings.push({
       type: "compatibility",

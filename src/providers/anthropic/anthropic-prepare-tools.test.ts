@@ -27,7 +27,11 @@ describe("prepareAnthropicTools", () => {
     expect(choice("auto")).toEqual({ type: "auto" });
     expect(choice("required")).toEqual({ type: "any" });
     expect(choice({ name: "get_weather" })).toEqual({ type: "tool", name: "get_weather" });
-    expect(prepareAnthropicTools({ tools: [weather], toolChoice: "none" })).toEqual({});
+    // The tools are still sent: Anthropic refuses tool blocks in a conversation without them.
+    expect(prepareAnthropicTools({ tools: [weather], toolChoice: "none" })).toMatchObject({
+      tools: [{ name: "get_weather" }],
+      tool_choice: { type: "none" },
+    });
   });
 
   it("sends nothing without tools, and disables parallel calls on request", () => {

@@ -1,8 +1,9 @@
 /**
  * @module providers/anthropic/anthropic-prepare-tools
  * Maps normalized tools and tool choice to Anthropic's `tools` / `tool_choice`:
- * `auto` → `{type:"auto"}`, `required` → `{type:"any"}`, `{name}` → `{type:"tool", name}`, and
- * `none` sends no tools at all. A tool without parameters gets an empty object schema (Anthropic
+ * `auto` → `{type:"auto"}`, `required` → `{type:"any"}`, `{name}` → `{type:"tool", name}`,
+ * `none` → `{type:"none"}` with the tools still sent (Anthropic refuses a conversation with
+ * `tool_use` or `tool_result` blocks and no `tools`). A tool without parameters gets an empty object schema (Anthropic
  * requires `input_schema`). `parallel_tool_calls: false` becomes `disable_parallel_tool_use`.
  * @see https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use
  */
@@ -20,7 +21,7 @@ export function prepareAnthropicTools(input: {
   parallelToolCalls?: boolean;
 }): PreparedTools {
   const { tools, toolChoice } = input;
-  if (!tools?.length || toolChoice === "none") return {};
+  if (!tools?.length) return {};
   const prepared: PreparedTools = {
     tools: tools.map((tool) => ({
       name: tool.name,
@@ -29,7 +30,9 @@ export function prepareAnthropicTools(input: {
     })),
   };
   const disable = input.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
-  if (toolChoice === undefined || toolChoice === "auto") {
+  if (toolChoice === "none") {
+    prepared.tool_choice = { type: "none" };
+  } else if (toolChoice === undefined || toolChoice === "auto") {
     if (toolChoice === "auto" || input.parallelToolCalls === false) {
       prepared.tool_choice = { type: "auto", ...disable };
     }

@@ -11,6 +11,11 @@
  *   is sent as is when it is a JSON object, else wrapped as `{content: <text>}`.
  * Dropped: message `name`s, assistant `reasoning` (Gemini needs its own signed thoughts), image
  * `detail` and images in system messages (the last two with a warning).
+ * Gemini 3 models refuse a replayed `functionCall` without the thought signature they gave it
+ * (400 "Function call is missing a thought_signature"). Clients of the gateway speak OpenAI or
+ * Anthropic and cannot carry it, so with `signFunctionCalls` the first `functionCall` part of
+ * each model turn (where Gemini puts it, parallel calls included) carries Google's documented
+ * stand-in, `skip_thought_signature_validator`.
  * @see https://ai.google.dev/api/caching#Content
  * @see https://ai.google.dev/gemini-api/docs/function-calling
  */
@@ -86,7 +91,18 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-export function convertToGeminiContents(messages: readonly ChatMessage[]): GeminiPrompt {
+/** Google's documented stand-in for a thought signature the caller does not have. */
+export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
+
+/** Whether a Gemini model checks the thought signatures of replayed function calls. */
+export function checksThoughtSignatures(upstreamModel: string): boolean {
+  return /^gemini-([3-9]|\d{2,})/.test(upstreamModel.replace(/^models\//, ""));
+}
+
+export function convertToGeminiContents(
+  messages: readonly ChatMessage[],
+  options: { signFunctionCalls?: boolean } = {},
+): GeminiPrompt {
   const system: Array<{ text: string }> = [];
   const contents: GeminiContent[] = [];
   const warnings: CallWarning[] = [];
@@ -139,7 +155,11 @@ export function convertToGeminiContents(messages: readonly ChatMessage[]): Gemin
               setting: "tool_calls",
               details: `arguments of ${call.name} are not a JSON object; sent as {}`,
             });
-          parts.push({ functionCall: { name: call.name, args: args ?? {} } });
+          const signed = options.signFunctionCalls && !parts.some((part) => "functionCall" in part);
+          parts.push({
+            functionCall: { name: call.name, args: args ?? {} },
+            ...(signed ? { thoughtSignature: SKIP_THOUGHT_SIGNATURE } : {}),
+          });
         }
         append("model", parts);
         break;

@@ -14,7 +14,7 @@
  */
 import type { CallWarning, ChatCallOptions, SamplingSetting } from "../../spec/index.ts";
 import { convertJsonSchemaToGemini } from "./convert-json-schema-to-gemini.ts";
-import { convertToGeminiContents } from "./convert-to-gemini-contents.ts";
+import { checksThoughtSignatures, convertToGeminiContents } from "./convert-to-gemini-contents.ts";
 import { prepareGeminiTools } from "./gemini-prepare-tools.ts";
 
 /** Gemini accepts at most this many stop sequences. */
@@ -49,7 +49,9 @@ function thinkingConfig(
 }
 
 export function convertToGeminiRequest(options: ChatCallOptions): GeminiRequest {
-  const prompt = convertToGeminiContents(options.messages);
+  const prompt = convertToGeminiContents(options.messages, {
+    signFunctionCalls: checksThoughtSignatures(options.upstreamModel),
+  });
   const tools = prepareGeminiTools(options.tools, options.toolChoice);
   const warnings: CallWarning[] = [...prompt.warnings, ...tools.warnings];
   const config: Record<string, unknown> = {};
