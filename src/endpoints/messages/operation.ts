@@ -28,6 +28,7 @@ import type {
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { buildMessagesResponse } from "./build-messages-response.ts";
+import { GatewayError } from "../../errors/index.ts";
 import { convertMessagesRequest } from "./convert-messages-request.ts";
 import { countMessagesTokens } from "./estimate-messages-cost.ts";
 import { toMessagesEvents } from "./messages-stream-events.ts";
@@ -138,6 +139,7 @@ export async function runMessages(
           : { kind: "native-json", result: await native.create(call), warnings };
       }
       const chatModel = adapterFor(providers, "chatModel", route, context.model);
+      refuseStopsBeyondOpenAI(body, route.adapter, context.model.id);
       const { options, warnings } = convertMessagesRequest(body, route.upstreamModel);
       const rules = chatModelRules(context.model);
       if (rules) options.modelRules = rules;
@@ -196,6 +198,26 @@ export async function runMessages(
     case "translated-stream":
       return translatedStream(body, context, attempt.parts, attempt.warnings);
   }
+}
+
+/** The OpenAI chat protocol's limit on stop sequences (its vendors refuse more with a 400). */
+const OPENAI_MAX_STOPS = 4;
+
+/**
+ * Anthropic takes any number of `stop_sequences`; an OpenAI-compatible route takes 4. Dropping
+ * the rest would let the answer run past a sequence the client asked to stop at, so the request
+ * is refused instead.
+ */
+function refuseStopsBeyondOpenAI(body: MessagesRequest, adapter: string, modelId: string): void {
+  const count = body.stop_sequences?.length ?? 0;
+  if (adapter !== "openai-compatible" || count <= OPENAI_MAX_STOPS) return;
+  throw new GatewayError(
+    "invalid_parameter",
+    {
+      detail: `Invalid 'stop_sequences': ${count} given; '${modelId}' is served through the OpenAI chat protocol, which takes at most ${OPENAI_MAX_STOPS}.`,
+    },
+    { param: "stop_sequences" },
+  );
 }
 
 /**
