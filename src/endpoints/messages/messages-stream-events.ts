@@ -7,8 +7,10 @@
  *   {@link signThinking}) when another kind of part arrives; text deltas fill a `text` block.
  * - Each tool call gets a `tool_use` block (`input: {}`), opened with the empty first
  *   `input_json_delta` clients expect; its argument fragments follow as `input_json_delta`s.
- *   Anthropic blocks cannot interleave: a fragment for a call whose block is already closed
- *   (upstreams that interleave parallel calls) is still sent, under that call's block index.
+ *   Anthropic blocks cannot interleave, and some upstreams interleave the fragments of parallel
+ *   calls: a call that starts while another call's block is open waits, its fragments
+ *   gathered, and goes out as a whole block when that block closes (another kind of part, or
+ *   the end), so no delta ever follows its block's `content_block_stop`.
  * - `message_delta` carries cumulative usage; without upstream usage, output tokens are
  *   estimated as emitted characters / 4.
  * - A failing source, or one that ends without `finish`, ends with an `error` event and no
@@ -53,12 +55,15 @@ class BlockWriter {
   #pinged = false;
   /** Block index of each tool call, by the call's stream index. */
   readonly #toolBlocks = new Map<number, number>();
+  /** Calls that started while another call's block was open, with their fragments so far. */
+  readonly #waiting = new Map<number, { block: Record<string, unknown>; json: string }>();
   characters = 0;
 
   get hasToolCalls(): boolean {
-    return this.#toolBlocks.size > 0;
+    return this.#toolBlocks.size + this.#waiting.size > 0;
   }
 
+  /** Closes the open block, then sends every waiting call as a whole block. */
   close(): StreamFrame[] {
     const open = this.#open;
     if (!open) return [];
@@ -70,11 +75,25 @@ class BlockWriter {
       );
     }
     frames.push(frame("content_block_stop", { index: open.index }));
+    for (const [callIndex, waiting] of this.#waiting) {
+      const index = this.#nextIndex++;
+      this.#toolBlocks.set(callIndex, index);
+      frames.push(
+        frame("content_block_start", { index, content_block: waiting.block }),
+        delta(index, { type: "input_json_delta", partial_json: "" }),
+      );
+      if (waiting.json)
+        frames.push(delta(index, { type: "input_json_delta", partial_json: waiting.json }));
+      frames.push(frame("content_block_stop", { index }));
+    }
+    this.#waiting.clear();
     return frames;
   }
 
-  #start(block: OpenBlock, contentBlock: Record<string, unknown>): StreamFrame[] {
+  /** Closes what is open and opens the block `make` builds with the next index. */
+  #start(make: (index: number) => [OpenBlock, Record<string, unknown>]): StreamFrame[] {
     const frames = this.close();
+    const [block, contentBlock] = make(this.#nextIndex++);
     this.#open = block;
     frames.push(frame("content_block_start", { index: block.index, content_block: contentBlock }));
     if (!this.#pinged) {
@@ -89,10 +108,10 @@ class BlockWriter {
     const frames =
       this.#open?.kind === "thinking"
         ? []
-        : this.#start(
-            { kind: "thinking", index: this.#nextIndex++, text: "" },
+        : this.#start((index) => [
+            { kind: "thinking", index, text: "" },
             { type: "thinking", thinking: "" },
-          );
+          ]);
     const open = this.#open as Extract<OpenBlock, { kind: "thinking" }>;
     open.text += text;
     this.characters += text.length;
@@ -105,33 +124,47 @@ class BlockWriter {
     const frames =
       this.#open?.kind === "text"
         ? []
-        : this.#start({ kind: "text", index: this.#nextIndex++ }, { type: "text", text: "" });
+        : this.#start((index) => [
+            { kind: "text", index },
+            { type: "text", text: "" },
+          ]);
     this.characters += text.length;
     frames.push(delta(this.#open!.index, { type: "text_delta", text }));
     return frames;
   }
 
   toolStart(part: Extract<ChatStreamPart, { type: "tool-call-start" }>, messageId: string) {
-    if (this.#toolBlocks.has(part.index)) return [];
-    const index = this.#nextIndex++;
-    this.#toolBlocks.set(part.index, index);
+    if (this.#toolBlocks.has(part.index) || this.#waiting.has(part.index)) return [];
     this.characters += part.name.length;
-    const frames = this.#start(
-      { kind: "tool", index },
-      {
-        type: "tool_use",
-        id: toolUseId(part.id, messageId, part.index),
-        name: part.name,
-        input: {},
-      },
-    );
-    frames.push(delta(index, { type: "input_json_delta", partial_json: "" }));
+    const block = {
+      type: "tool_use",
+      id: toolUseId(part.id, messageId, part.index),
+      name: part.name,
+      input: {},
+    };
+    if (this.#open?.kind === "tool") {
+      // Another call's block is open and may get more fragments: this one waits (see close).
+      this.#waiting.set(part.index, { block, json: "" });
+      return [];
+    }
+    const frames = this.#start((index) => {
+      this.#toolBlocks.set(part.index, index);
+      return [{ kind: "tool", index }, block];
+    });
+    frames.push(delta(this.#open!.index, { type: "input_json_delta", partial_json: "" }));
     return frames;
   }
 
   toolDelta(part: Extract<ChatStreamPart, { type: "tool-call-delta" }>): StreamFrame[] {
+    if (!part.argumentsDelta) return [];
+    const waiting = this.#waiting.get(part.index);
+    if (waiting) {
+      waiting.json += part.argumentsDelta;
+      this.characters += part.argumentsDelta.length;
+      return [];
+    }
     const index = this.#toolBlocks.get(part.index);
-    if (index === undefined || !part.argumentsDelta) return [];
+    if (index === undefined) return [];
     this.characters += part.argumentsDelta.length;
     return [delta(index, { type: "input_json_delta", partial_json: part.argumentsDelta })];
   }
