@@ -6,6 +6,7 @@
  * A well-formed Messages request is then held to the model's own rules (`anthropic-model-rules.ts`).
  * @see https://docs.anthropic.com/en/api/messages
  */
+import { conversationRefusal } from "./anthropic-conversation-rules.ts";
 import { anthropicRefusal } from "./anthropic-model-rules.ts";
 import { isRecord, type JsonRecord } from "./chat-request.ts";
 
@@ -281,6 +282,9 @@ function parse(body: unknown, kind: "messages" | "count_tokens"): AnthropicReque
   if (root.stream !== undefined && typeof root.stream !== "boolean") {
     invalid("stream", "Input should be a valid boolean");
   }
+  const definesTools = root.tools !== undefined && list(root.tools, "tools").length > 0;
+  const broken = conversationRefusal(messages, definesTools);
+  if (broken) throw new InvalidRequest(broken);
   const request = {
     model,
     maxTokens,

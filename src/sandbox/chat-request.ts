@@ -4,6 +4,7 @@
  * looks at: message texts and image counts, stream flags, token cap, number of choices, tools and
  * response format. Validation failures carry OpenAI's own message/param/code wording.
  */
+import { conversationError, settingsError } from "./chat-conversation-rules.ts";
 import { strictSchemaProblem } from "./schema-instance.ts";
 
 export type JsonRecord = Record<string, unknown>;
@@ -211,6 +212,8 @@ export function parseChatRequest(body: unknown): ChatRequestResult {
     }
     normalized.push(normalizeMessage(message));
   }
+  const broken = conversationError(messages as JsonRecord[]) ?? settingsError(body);
+  if (broken) return { ok: false, error: broken };
   const maxTokens = readMaxTokens(body);
   if (typeof maxTokens === "object") return { ok: false, error: maxTokens };
   const choiceCount = readChoiceCount(body);
