@@ -12,7 +12,7 @@ const blocksOf = (message: AnthropicMessage): AnthropicBlock[] =>
   typeof message.content === "string" ? [] : message.content;
 
 function toolUseIds(message: AnthropicMessage | undefined): string[] {
-  if (!message || message.role !== "assistant") return [];
+  if (message?.role !== "assistant") return [];
   return blocksOf(message).flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
 }
 

@@ -13,6 +13,7 @@ import {
   type OperationResult,
   type StreamFrame,
 } from "../../core/operation.ts";
+import { GatewayError } from "../../errors/index.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   CallWarning,
@@ -28,7 +29,6 @@ import type {
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { buildMessagesResponse } from "./build-messages-response.ts";
-import { GatewayError } from "../../errors/index.ts";
 import { convertMessagesRequest } from "./convert-messages-request.ts";
 import { countMessagesTokens } from "./estimate-messages-cost.ts";
 import { toMessagesEvents } from "./messages-stream-events.ts";
