@@ -41,7 +41,9 @@ describe("the audit trail", () => {
   let adminKeyId: string;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ config: { registration: { enabled: true } } });
+    gateway = await startTestGateway({
+      config: { registration: { enabled: true }, webhooks: { allow_loopback: true } },
+    });
     const me = await gateway.request("/v1/account", { key: gateway.adminKey });
     adminAccount = ((await me.json()) as { id: string }).id;
     const keys = await gateway.request("/v1/account/keys", { key: gateway.adminKey });
@@ -361,5 +363,41 @@ describe("the audit trail", () => {
     const revoked = (await audit(`?target=${dropped!.id}`)).page.data[0];
     expect(revoked).toMatchObject({ action: "credit_code.revoke", after: { status: "revoked" } });
     for (const secret of [kept!.code, dropped!.code]) expect(text).not.toContain(secret);
+  });
+  it("records budget changes by the account and by an admin, before and after", async () => {
+    const user = await createUser(gateway);
+    const url = "http://127.0.0.1:9/budget";
+    const set = await gateway.request("/v1/account/budget", {
+      key: user.key,
+      method: "PATCH",
+      json: { monthly_budget_micros: 5_000_000, webhook_url: url },
+    });
+    expect(set.status, await set.clone().text()).toBe(200);
+    const changed = await admin(`/v1/admin/accounts/${user.accountId}/budget`, {
+      method: "PATCH",
+      json: { monthly_budget_micros: null, webhook_url: null },
+    });
+    expect(changed.status).toBe(200);
+    // An empty URL is refused like any bad URL, and records nothing.
+    const empty = await gateway.request("/v1/account/budget", {
+      key: user.key,
+      method: "PATCH",
+      json: { monthly_budget_micros: 1_000, webhook_url: "" },
+    });
+    expect(empty.status).toBe(400);
+
+    const { page } = await audit(`?action=budget.set&target=${user.accountId}`);
+    expect(page.data).toHaveLength(2);
+    expect(page.data[0]).toMatchObject({
+      actor: { type: "key", account_id: adminAccount },
+      target: { type: "account", id: user.accountId },
+      before: { monthly_budget_micros: 5_000_000, webhook_url: url },
+      after: null,
+    });
+    expect(page.data[1]).toMatchObject({
+      actor: { type: "key", account_id: user.accountId, key_id: user.keyId },
+      before: null,
+      after: { monthly_budget_micros: 5_000_000, webhook_url: url },
+    });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * @module store/audit-types
  * The audit trail: who changed what, when, and from what to what. One event per administrative
- * or account-management action (accounts, credits and debits, keys, webhook secrets, logins,
+ * or account-management action (accounts, credits and debits, keys, budgets, webhook secrets, logins,
  * configuration reloads). Snapshots hold the changed fields only and never a secret.
  */
 import type { AccountRole } from "./types.ts";

@@ -5,6 +5,7 @@
  * attempts are leased and scheduled in the database so that an instance that stops mid-way
  * loses none of them: another instance, or the next start, takes the delivery up.
  */
+import type { AuditOrigin } from "./audit-types.ts";
 
 /** An account's monthly budget (soft limit: alerts, never refusals). */
 export interface AccountBudget {
@@ -41,10 +42,11 @@ export type BudgetWebhookOutcome =
 
 export interface BudgetStore {
   findAccountBudget(accountId: string): Promise<AccountBudget | undefined>;
-  /** Sets (or, with null, removes) the account's budget. */
+  /** Sets (or, with null, removes) the account's budget; with `audit`, a `budget.set` event in the same transaction. */
   setAccountBudget(
     accountId: string,
     budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
+    audit?: AuditOrigin,
   ): Promise<AccountBudget | undefined>;
   /** What the account was charged since `since` (Unix ms): its spend day rows when `since` is a UTC midnight, else its usage records. */
   accountSpend(accountId: string, since: number): Promise<number>;

@@ -73,7 +73,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlResponseStore(handle.db),
     ...sqlAuditStore(handle.db, handle.transactions),
     ...sqlCreditCodeStore(handle.db, handle.transactions),
-    ...sqlBudgetStore(handle.db, holds),
+    ...sqlBudgetStore(handle.db, handle.transactions, holds),
     close: () => handle.close(),
   };
 }

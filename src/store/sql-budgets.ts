@@ -12,6 +12,8 @@ import type { HoldBook } from "./hold-book.ts";
 import type { AccountBudgetsTable, Database } from "./schema.ts";
 import { isDayStart, spentSince } from "./spend-by-day.ts";
 import { keySpendQuery } from "./spend-limits.ts";
+import { auditInsert } from "./sql-audit.ts";
+import type { TransactionRunner } from "./transactions.ts";
 import { isUniqueViolation } from "./unique-violation.ts";
 
 function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
@@ -23,7 +25,11 @@ function toBudget(row: Selectable<AccountBudgetsTable>): AccountBudget {
   };
 }
 
-export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetStore {
+export function sqlBudgetStore(
+  db: Kysely<Database>,
+  transactions: TransactionRunner,
+  holds?: HoldBook,
+): BudgetStore {
   const find = async (accountId: string) => {
     const row = await db
       .selectFrom("account_budgets")
@@ -35,29 +41,57 @@ export function sqlBudgetStore(db: Kysely<Database>, holds?: HoldBook): BudgetSt
   return {
     findAccountBudget: find,
 
-    async setAccountBudget(accountId, budget) {
-      if (budget === null) {
-        await db.deleteFrom("account_budgets").where("account_id", "=", accountId).execute();
-        return undefined;
-      }
-      const row = {
+    async setAccountBudget(accountId, budget, audit) {
+      const at = Date.now();
+      const row = budget && {
         account_id: accountId,
         monthly_budget_micros: budget.monthlyBudgetMicros,
         webhook_url: budget.webhookUrl,
-        updated_at: Date.now(),
+        updated_at: at,
       };
-      await db
-        .insertInto("account_budgets")
-        .values(row)
-        .onConflict((conflict) =>
-          conflict.column("account_id").doUpdateSet({
-            monthly_budget_micros: row.monthly_budget_micros,
-            webhook_url: row.webhook_url,
-            updated_at: row.updated_at,
-          }),
-        )
-        .execute();
-      return toBudget(row);
+      const change = row
+        ? db
+            .insertInto("account_budgets")
+            .values(row)
+            .onConflict((conflict) =>
+              conflict.column("account_id").doUpdateSet({
+                monthly_budget_micros: row.monthly_budget_micros,
+                webhook_url: row.webhook_url,
+                updated_at: row.updated_at,
+              }),
+            )
+            .compile()
+        : db.deleteFrom("account_budgets").where("account_id", "=", accountId).compile();
+      const before = db
+        .selectFrom("account_budgets")
+        .select(["monthly_budget_micros", "webhook_url"])
+        .where("account_id", "=", accountId)
+        .compile();
+      await transactions.run(function* () {
+        const [previous] = audit ? yield before : [];
+        yield change;
+        if (!audit) return;
+        // The change and its event in one transaction (docs/audit.md).
+        const snapshot = (entry: Record<string, unknown> | undefined) =>
+          entry
+            ? {
+                monthly_budget_micros: Number(entry.monthly_budget_micros),
+                webhook_url: entry.webhook_url ?? null,
+              }
+            : null;
+        yield auditInsert(
+          db,
+          {
+            ...audit,
+            action: "budget.set",
+            target: { type: "account", id: accountId },
+            before: snapshot(previous),
+            after: snapshot(row ?? undefined),
+          },
+          at,
+        );
+      });
+      return row ? toBudget(row) : undefined;
     },
 
     async accountSpend(accountId, since) {

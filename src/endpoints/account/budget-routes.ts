@@ -11,7 +11,9 @@ import { assertAccountWide } from "../../auth/index.ts";
 import { periodEnd, periodStart } from "../../billing/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
+import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerRoute } from "../../http/route.ts";
+import type { AuditOrigin } from "../../store/index.ts";
 import { thresholdBasisPoints } from "../../tasks/index.ts";
 
 /** The highest monthly budget: one billion dollars, in micro-USD. */
@@ -70,6 +72,7 @@ async function setBudget(
     monthly_budget_micros?: number | null | undefined;
     webhook_url?: string | null | undefined;
   },
+  audit: AuditOrigin,
 ) {
   const current = await services.store.findAccountBudget(accountId);
   const amount =
@@ -77,7 +80,9 @@ async function setBudget(
       ? (current?.monthlyBudgetMicros ?? null)
       : body.monthly_budget_micros;
   const url = body.webhook_url === undefined ? (current?.webhookUrl ?? null) : body.webhook_url;
-  if (body.webhook_url) await services.videoTasks.checkWebhookUrl(body.webhook_url);
+  // An empty string is checked (and refused) like any other URL, not stored.
+  if (typeof body.webhook_url === "string")
+    await services.videoTasks.checkWebhookUrl(body.webhook_url);
   if (amount === null && url !== null)
     throw new GatewayError(
       "invalid_parameter",
@@ -87,6 +92,7 @@ async function setBudget(
   await services.store.setAccountBudget(
     accountId,
     amount === null ? null : { monthlyBudgetMicros: amount, webhookUrl: url },
+    audit,
   );
   services.budgets?.forget(accountId);
   // A budget lowered below what the month already spent alerts now, not at the next charge.
@@ -112,9 +118,9 @@ export function registerBudgetRoutes(app: FastifyInstance, services: Services): 
     tags: ["account"],
     auth: "account",
     body: BudgetOptions,
-    async handler({ caller, body }) {
+    async handler({ caller, body, request }) {
       assertAccountWide(caller, "change the account's budget");
-      return setBudget(services, caller.accountId, body);
+      return setBudget(services, caller.accountId, body, auditOrigin(request, caller));
     },
   });
 
@@ -125,10 +131,10 @@ export function registerBudgetRoutes(app: FastifyInstance, services: Services): 
     tags: ["admin"],
     auth: "admin",
     body: BudgetOptions,
-    async handler({ params, body }) {
+    async handler({ params, body, caller, request }) {
       const account = params.id ? await services.store.findAccountById(params.id) : undefined;
       if (!account) throw new GatewayError("account_not_found", { id: params.id });
-      return setBudget(services, account.id, body);
+      return setBudget(services, account.id, body, auditOrigin(request, caller));
     },
   });
 }
