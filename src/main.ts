@@ -30,6 +30,7 @@ import {
   createVideoTasks,
   startTracing,
   webhookDispatcher,
+  webhookLeaseMs,
 } from "./main/build-parts.ts";
 import {
   applyChange,
@@ -179,7 +180,7 @@ export async function buildServices(
     clock: () => (services ?? { now: Date.now }).now(),
     thresholds: () => (services?.config ?? config).budgets.alert_thresholds,
     sweepMs: config.tasks.tick_ms,
-    leaseMs: config.tasks.lease_seconds * 1000,
+    leaseMs: webhookLeaseMs(config),
     ...(metrics && { metrics }),
   });
   const videoTasks = createVideoTasks(config, {

@@ -73,6 +73,14 @@ export async function startTracing(config: Config, exporter: SpanExporter | unde
   });
 }
 
+/**
+ * A webhook attempt's lease: `tasks.lease_seconds`, but never shorter than an attempt may take
+ * (`webhooks.timeout_ms`) plus a margin, or another instance could start the same attempt.
+ */
+export function webhookLeaseMs(config: Config): number {
+  return Math.max(config.tasks.lease_seconds * 1000, config.webhooks.timeout_ms + 5_000);
+}
+
 /** The video task engine and what the endpoints need of it. */
 export function createVideoTasks(
   config: Config,
@@ -109,6 +117,7 @@ export function createVideoTasks(
       maxAgeMs: tasks.max_age_seconds * 1000,
       submitGraceMs: tasks.submit_grace_seconds * 1000,
       leaseMs: tasks.lease_seconds * 1000,
+      webhookLeaseMs: webhookLeaseMs(config),
       vendorPollsPerSecond: () => tasks.vendor_polls_per_second,
       batchSize: 50,
       singleProcess: deps.store.dialect === "sqlite",

@@ -25,6 +25,8 @@ export interface VideoEngineOptions {
   submitGraceMs: number;
   /** How long a lease on a task lasts (a dead instance's leases run out after it). */
   leaseMs: number;
+  /** How long a webhook attempt's lease lasts: longer than an attempt may take, so no other instance starts it twice. */
+  webhookLeaseMs?: number;
   /** Task queries per second per vendor, from this instance. */
   vendorPollsPerSecond(vendor: string): number;
   /** Tasks (and webhooks) taken per tick. */
@@ -271,7 +273,8 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     );
     const room = options.batchSize - sending.size;
     if (room <= 0) return [];
-    return startDeliveries(await store.claimDueWebhooks(clock(), owner, options.leaseMs, room));
+    const lease = options.webhookLeaseMs ?? options.leaseMs;
+    return startDeliveries(await store.claimDueWebhooks(clock(), owner, lease, room));
   }
 
   /**
