@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import type { StreamFrame } from "../../core/operation.ts";
 import type { ChatStreamPart, TokenUsage } from "../../spec/index.ts";
@@ -278,5 +279,76 @@ describe("toMessagesEvents", () => {
       stop_reason: "tool_use",
       stop_sequence: null,
     });
+  });
+});
+
+describe("toMessagesEvents with parallel tool calls in any interleaving", () => {
+  /** Each call's argument fragments, and an order in which the calls' parts arrive. */
+  const interleavings = fc
+    .array(fc.array(fc.string({ minLength: 1, maxLength: 6 }), { maxLength: 4 }), {
+      minLength: 1,
+      maxLength: 4,
+    })
+    .chain((calls) => {
+      const slots = calls.flatMap((fragments, call) =>
+        Array.from({ length: fragments.length + 1 }, () => call),
+      );
+      return fc.tuple(fc.constant(calls), fc.shuffledSubarray(slots, { minLength: slots.length }));
+    });
+
+  it("keeps every block whole: one open at a time, no delta outside its start and stop, the arguments intact", async () => {
+    await fc.assert(
+      fc.asyncProperty(interleavings, async ([calls, order]) => {
+        const sent = calls.map(() => 0);
+        const parts: ChatStreamPart[] = [{ type: "stream-start", warnings: [] }];
+        for (const call of order) {
+          const step = sent[call]!++;
+          if (step === 0)
+            parts.push({
+              type: "tool-call-start",
+              index: call,
+              id: `call_${call}`,
+              name: `f${call}`,
+            });
+          else
+            parts.push({
+              type: "tool-call-delta",
+              index: call,
+              argumentsDelta: calls[call]![step - 1]!,
+            });
+        }
+        parts.push({ type: "finish", finishReason: "tool_calls", usage });
+        const { frames } = await collectMessagesEvents(parts);
+        let open: number | undefined;
+        const closed = new Set<number>();
+        const json = new Map<number, string>();
+        const names = new Map<number, string>();
+        for (const frame of frames) {
+          const data = frame.data as Data & {
+            content_block?: { name: string };
+            delta?: { type: string; partial_json?: string };
+          };
+          if (frame.event === "content_block_start") {
+            expect(open).toBeUndefined();
+            expect(data.index).toBe(closed.size);
+            open = data.index;
+            names.set(data.index!, data.content_block!.name);
+            json.set(data.index!, "");
+          } else if (frame.event === "content_block_delta") {
+            expect(data.index).toBe(open);
+            json.set(data.index!, json.get(data.index!)! + (data.delta?.partial_json ?? ""));
+          } else if (frame.event === "content_block_stop") {
+            expect(data.index).toBe(open);
+            closed.add(data.index!);
+            open = undefined;
+          }
+        }
+        expect(open).toBeUndefined();
+        expect(closed.size).toBe(calls.length);
+        for (const [index, name] of names)
+          expect(json.get(index)).toBe(calls[Number(name.slice(1))]!.join(""));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
