@@ -87,7 +87,17 @@ describe("planChatReply", () => {
         tools: [weatherTool],
         messages: [
           { role: "user", content: "Weather?" },
-          { role: "assistant", content: null, tool_calls: [] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_1",
+                type: "function",
+                function: { name: "get_weather", arguments: "{}" },
+              },
+            ],
+          },
           { role: "tool", tool_call_id: "call_1", content: "21 degrees and sunny" },
         ],
       }),
