@@ -29,6 +29,7 @@ import {
   createMetrics,
   createVideoTasks,
   startTracing,
+  vendorFileGuard,
   webhookDispatcher,
   webhookLeaseMs,
 } from "./main/build-parts.ts";
@@ -168,6 +169,7 @@ export async function buildServices(
       maxResponseBytes: config.upstream.max_response_bytes,
       maxStreamBytes: config.upstream.max_stream_bytes,
     },
+    { vetDownload: vendorFileGuard(config) },
   );
   const providers = createProviderRegistry(http);
   const metrics = config.metrics.enabled ? createMetrics(options.store, options.redis) : undefined;

@@ -17,6 +17,7 @@ import {
   checkWebhookUrl,
   createWebhookDispatcher,
   newWebhookSecret,
+  pinnedLookup,
   WebhookUrlError,
 } from "../tasks/webhooks/index.ts";
 import { createPrometheusMetrics, type GatewayMetrics } from "../telemetry/index.ts";
@@ -71,6 +72,22 @@ export async function startTracing(config: Config, exporter: SpanExporter | unde
     version: packageVersion(),
     sampleRatio: config.tracing.sample_ratio,
   });
+}
+
+/**
+ * Vets a file URL a vendor's answer named (a synthesized audio file, say) before the gateway
+ * fetches it: the webhook address policy (`webhooks.allow_loopback`,
+ * `webhooks.allow_private_addresses`), and the connection pinned to the addresses checked.
+ */
+export function vendorFileGuard(config: Config) {
+  const policy = {
+    allowLoopback: config.webhooks.allow_loopback,
+    allowPrivate: config.webhooks.allow_private_addresses,
+  };
+  return async (url: string) => {
+    const checked = await checkWebhookUrl(url, policy);
+    return { lookup: pinnedLookup(checked.addresses) };
+  };
 }
 
 /**

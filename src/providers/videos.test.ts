@@ -13,6 +13,7 @@ const http: HttpClient = {
   get: async () => {
     throw new Error("no calls in this test");
   },
+  download: () => Promise.reject(new Error("no downloads here")),
   withTimeouts: () => http,
   close: async () => {},
 };

@@ -2,7 +2,8 @@
  * @module endpoints/speech/audio-container
  * Turns the audio an adapter delivers (raw PCM, or a WAV file) into the container the client
  * asked for, chunk by chunk: PCM gets a streaming WAV header or is encoded to MP3 as it comes;
- * a WAV file passes through or has its PCM read out for the MP3 encoder.
+ * a WAV file has its header checked and its PCM read out, behind a canonical header or into
+ * the MP3 encoder.
  */
 import type { AudioFormat } from "../../spec/index.ts";
 import { encodeMp3 } from "./mp3-encoder.ts";
@@ -27,7 +28,7 @@ export interface AudioSource {
 /** The PCM of a WAV byte stream, once its header has been read. */
 export async function openWav(
   chunks: AsyncIterable<Uint8Array>,
-): Promise<{ format: PcmFormat; pcm: AsyncIterable<Uint8Array> }> {
+): Promise<{ format: PcmFormat; dataBytes: number; pcm: AsyncIterable<Uint8Array> }> {
   const iterator = chunks[Symbol.asyncIterator]();
   let head = new Uint8Array(0);
   for (;;) {
@@ -41,7 +42,7 @@ export async function openWav(
         );
       }
       const first = head.subarray(dataOffset);
-      return { format, pcm: limited(first, iterator, dataBytes) };
+      return { format, dataBytes, pcm: limited(first, iterator, dataBytes) };
     }
     const next = await iterator.next();
     if (next.done) throw new Error("Upstream audio ended inside its WAV header.");
@@ -84,6 +85,14 @@ async function* prepend(
 
 /** The audio in the client's container, as a lazy byte stream. */
 export function toContainer(source: AudioSource, target: OutputFormat): AsyncIterable<Uint8Array> {
+  if (source.format === "wav" && target === "wav") {
+    // Read, not passed through: what the vendor calls a WAV file must be one (a header that
+    // does not parse is an upstream error before the first byte), and only its audio goes on.
+    return (async function* () {
+      const { format, dataBytes, pcm } = await openWav(source.audio);
+      yield* prepend(wavHeader({ ...format, dataBytes }), pcm);
+    })();
+  }
   if (source.format === target) return source.audio;
   const sampleRate = source.sampleRate ?? DEFAULT_PCM_RATE;
   if (source.format === "pcm") {

@@ -11,7 +11,7 @@ import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
-import type { SpeechResult } from "../../spec/index.ts";
+import { type SpeechResult, UpstreamError } from "../../spec/index.ts";
 import { CONTENT_TYPES, toContainer } from "./audio-container.ts";
 import { countCharacters, speechUsage } from "./estimate-speech-cost.ts";
 import { planSpeech } from "./plan-speech.ts";
@@ -76,10 +76,15 @@ export async function runSpeech(
   const speech = result!;
   let audio: AsyncIterable<Uint8Array>;
   try {
-    audio = toContainer({ ...speech, audio: replay(peeked) }, plan.format);
+    // The container's first bytes are made before the answer starts, so audio that is not what
+    // the vendor says it is (a WAV header that does not parse) is an upstream error, charged
+    // nothing, rather than a 200 of something else.
+    audio = replay(await peek(toContainer({ ...speech, audio: replay(peeked) }, plan.format)));
   } catch (error) {
     await peeked.iterator.return?.(); // let go of the upstream body
-    throw error;
+    if (UpstreamError.isInstance(error) || !(error instanceof Error) || context.signal.aborted)
+      throw error;
+    throw new UpstreamError({ kind: "protocol", message: error.message, cause: error });
   }
   const state = { failed: false };
   const usage = () => ({ media: speechUsage(body.input, speech.characters) });

@@ -301,6 +301,7 @@ describe("AnthropicChatModel with recorded responses", () => {
     const fake: HttpClient = {
       post: async () => response,
       get: async () => response,
+      download: () => Promise.reject(new Error("no downloads here")),
       withTimeouts: () => fake,
       close: async () => {},
     };

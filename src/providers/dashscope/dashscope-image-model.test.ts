@@ -28,6 +28,7 @@ function client(response: UpstreamResponse): { http: HttpClient; sent: unknown[]
       return response;
     },
     get: async () => response,
+    download: () => Promise.reject(new Error("no downloads here")),
     withTimeouts: () => http,
     close: async () => {},
   };

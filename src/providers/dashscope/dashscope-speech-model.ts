@@ -49,6 +49,15 @@ export function buildTtsRequest(options: SpeechCallOptions): Record<string, unkn
   };
 }
 
+/** Whether `url` is on the configured base URL's origin (the operator chose that host). */
+function sameOrigin(url: string, baseUrl: string): boolean {
+  try {
+    return new URL(url).origin === new URL(baseUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 async function* single(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
 }
@@ -128,8 +137,12 @@ export class DashScopeSpeechModel implements SpeechModel {
         body,
       });
     }
-    // The result host is object storage, not DashScope: never send it the API key.
-    const file = await this.#config.http.get(url, { headers: {}, signal: options.abortSignal });
+    // The result host is object storage, not DashScope: never send it the API key. A URL
+    // off the configured host is vetted (public addresses only) before it is fetched.
+    const init = { headers: {}, signal: options.abortSignal };
+    const file = sameOrigin(url, this.#config.baseUrl)
+      ? await this.#config.http.get(url, init)
+      : await this.#config.http.download(url, init);
     if (file.status >= 300) {
       const detail = (await file.body.text().catch(() => "")).slice(0, 200);
       throw new UpstreamError({

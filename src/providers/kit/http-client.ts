@@ -5,7 +5,8 @@
  * `UpstreamError`, and the request's id and trace context added to every call
  * (`upstream-context.ts`). Adapters use it through `upstream-call.ts`.
  */
-import { Agent, request, errors as undiciErrors } from "undici";
+import type { LookupFunction } from "node:net";
+import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
 import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
 import { upstreamHeadersFor } from "./upstream-context.ts";
@@ -46,6 +47,13 @@ export interface HttpClient {
   /** `body` is JSON text, or raw bytes (e.g. a multipart form for image edits). */
   post(url: string, init: RequestInit & { body: string | Uint8Array }): Promise<UpstreamResponse>;
   get(url: string, init: RequestInit): Promise<UpstreamResponse>;
+  /**
+   * GETs a file at a URL an upstream's answer named (not a configured base URL): the URL is
+   * vetted first (`HttpClientOptions.vetDownload`: public addresses only, say) and the
+   * connection goes only to the addresses vetted, so a vendor's answer cannot point the gateway
+   * at its own network.
+   */
+  download(url: string, init: RequestInit): Promise<UpstreamResponse>;
   /** A client whose calls use these timeouts unless a call says otherwise (per-route timeouts). */
   withTimeouts(timeouts: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>): HttpClient;
   close(): Promise<void>;
@@ -71,9 +79,23 @@ function acceptsStream(headers: Record<string, string>): boolean {
   return false;
 }
 
+/** Where a download may connect: a DNS lookup that answers only the vetted addresses. */
+export interface DownloadTarget {
+  lookup: LookupFunction;
+}
+
+export interface HttpClientOptions {
+  /**
+   * Vets a URL an upstream named before `download` connects to it; throws to refuse it. Without
+   * it, `download` is `get`.
+   */
+  vetDownload?(url: string): Promise<DownloadTarget>;
+}
+
 export function createHttpClient(
   timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
   limits: UpstreamLimits = DEFAULT_LIMITS,
+  options: HttpClientOptions = {},
 ): HttpClient {
   const dispatcher = new Agent({
     connect: { timeout: timeouts.connectMs },
@@ -88,6 +110,7 @@ export function createHttpClient(
     method: "GET" | "POST",
     url: string,
     init: RequestInit & { body?: string | Uint8Array },
+    through: Dispatcher = dispatcher,
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
     const idleMs = init.timeouts?.idleMs ?? timeouts.idleMs;
@@ -120,7 +143,7 @@ export function createHttpClient(
         signal,
         headersTimeout,
         bodyTimeout: idleMs,
-        dispatcher,
+        dispatcher: through,
       });
     if (firstByteMs >= COARSE_TIMER_MIN_MS) {
       // Long timeouts (the default is two minutes) use undici's own timer: it is coarse (about
@@ -160,12 +183,41 @@ export function createHttpClient(
     }
   }
 
+  /** A GET of a vetted URL, through a connection of its own pinned to the vetted addresses. */
+  async function download(url: string, init: RequestInit): Promise<UpstreamResponse> {
+    const vet = options.vetDownload;
+    if (!vet) return send("GET", url, init);
+    let target: DownloadTarget;
+    try {
+      target = await vet(url);
+    } catch (error) {
+      throw new UpstreamError({
+        kind: "protocol",
+        message: `The upstream named a file the gateway does not fetch (${error instanceof Error ? error.message : String(error)}).`,
+        cause: error,
+      });
+    }
+    const pinned = new Agent({
+      connect: { timeout: timeouts.connectMs, lookup: target.lookup },
+      headersTimeout: 0,
+      bodyTimeout: timeouts.idleMs,
+      connections: 1,
+    });
+    try {
+      return await send("GET", url, init, pinned);
+    } finally {
+      // A graceful close: the connection ends once the body has been read (or dropped).
+      void pinned.close();
+    }
+  }
+
   function client(defaults: RequestInit["timeouts"]): HttpClient {
     const merge = <T extends RequestInit>(init: T): T =>
       defaults ? { ...init, timeouts: { ...defaults, ...init.timeouts } } : init;
     return {
       post: (url, init) => send("POST", url, merge(init)),
       get: (url, init) => send("GET", url, merge(init)),
+      download: (url, init) => download(url, merge(init)),
       withTimeouts: (overrides) => client({ ...defaults, ...overrides }),
       close: () => dispatcher.close(),
     };

@@ -66,6 +66,7 @@ describe("postUpstream", () => {
     const client = (response: UpstreamResponse): HttpClient => ({
       post: async () => response,
       get: async () => response,
+      download: () => Promise.reject(new Error("no downloads here")),
       withTimeouts: () => client(response),
       close: async () => {},
     });
@@ -94,6 +95,7 @@ describe("getUpstream", () => {
         calls.push({ method: "GET", url, headers: init.headers });
         return response;
       },
+      download: () => Promise.reject(new Error("no downloads here")),
       withTimeouts: () => client(response),
       close: async () => {},
     });

@@ -39,6 +39,7 @@ function recordingClient(response: UpstreamResponse) {
       return response;
     },
     get: async () => response,
+    download: () => Promise.reject(new Error("no downloads here")),
     withTimeouts: () => http,
     close: async () => {},
   };
