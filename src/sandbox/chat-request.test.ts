@@ -76,7 +76,11 @@ describe("parseChatRequest", () => {
     });
     const noRole = parseChatRequest({ model: "m", messages: [{ content: "x" }] });
     expect(noRole.ok === false && noRole.error.param).toBe("messages[0].role");
-    const badCap = parseChatRequest({ model: "m", messages: [{ role: "user" }], max_tokens: 0 });
+    const badCap = parseChatRequest({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      max_tokens: 0,
+    });
     expect(badCap.ok === false && badCap.error.code).toBe("integer_below_min_value");
     expect(parseChatRequest("text").ok).toBe(false);
   });
