@@ -10,6 +10,11 @@ import {
 } from "./openai-images-model.ts";
 import { readImagesAnswer } from "./openai-images-response.ts";
 
+/** The start of a PNG file (its signature and IHDR), as a vendor's b64_json begins. */
+const PNG_BASE64 = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
+]).toString("base64");
+
 const PNG: ImageUpload = {
   bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]),
   filename: "a.png",
@@ -99,7 +104,7 @@ describe("OpenAI images requests", () => {
     const { http, calls } = recordingClient(
       answer(200, {
         created: 1,
-        data: [{ b64_json: "AAAA" }],
+        data: [{ b64_json: PNG_BASE64 }],
         size: "1024x1024",
         quality: "high",
         background: "opaque",
@@ -123,7 +128,7 @@ describe("OpenAI images requests", () => {
     expect(calls[0]?.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
     expect(calls[0]?.body).toBeInstanceOf(Uint8Array);
     expect(result).toMatchObject({
-      images: [{ b64Json: "AAAA" }],
+      images: [{ b64Json: PNG_BASE64 }],
       size: "1024x1024",
       tokens: { inputTokens: 50, textTokens: 10, imageTokens: 40, outputTokens: 4160 },
       upstreamRequestId: "req_upstream",

@@ -5,6 +5,7 @@
  */
 import type { GeneratedImage, ImageResult, ImageTokenUsage } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
+import { isBase64Image } from "../kit/image-magic.ts";
 
 interface ImagesAnswer {
   created?: unknown;
@@ -43,6 +44,13 @@ export function readImagesAnswer(raw: unknown): Omit<ImageResult, "warnings"> {
     const b64Json = text(item?.b64_json);
     const url = text(item?.url);
     if (!b64Json && !url) return [];
+    // Bytes that are not an image are not delivered, nor billed, as one.
+    if (b64Json && !isBase64Image(b64Json)) {
+      throw new UpstreamError({
+        kind: "protocol",
+        message: "OpenAI answered b64_json that is not a PNG, JPEG, WebP or GIF image.",
+      });
+    }
     const revisedPrompt = text(item?.revised_prompt);
     return [
       {
