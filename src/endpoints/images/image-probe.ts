@@ -34,16 +34,34 @@ export function sniffKind(bytes: Uint8Array): SniffedKind {
   return "unknown";
 }
 
+/** A chunk type as the big-endian number of its four ASCII bytes. */
+const chunkType = (name: string) =>
+  ((name.charCodeAt(0) << 24) |
+    (name.charCodeAt(1) << 16) |
+    (name.charCodeAt(2) << 8) |
+    name.charCodeAt(3)) >>>
+  0;
+const TRNS = chunkType("tRNS");
+const IDAT = chunkType("IDAT");
+const IEND = chunkType("IEND");
+
+/**
+ * Chunks looked at before the pixels. Real files have a handful; a crafted one of a million
+ * empty chunks would otherwise hold the event loop for seconds (security.md rule 4).
+ */
+const MAX_CHUNKS_BEFORE_PIXELS = 256;
+
 /** True when the PNG's colour type has alpha (4, 6) or a `tRNS` chunk precedes the pixels. */
 export function pngHasAlpha(bytes: Uint8Array): boolean {
   const colourType = bytes[25];
   if (colourType === 4 || colourType === 6) return true;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let offset = 8; offset + 8 <= bytes.length; ) {
+  let chunks = 0;
+  for (let offset = 8; offset + 8 <= bytes.length && chunks < MAX_CHUNKS_BEFORE_PIXELS; chunks++) {
     const length = view.getUint32(offset);
-    const type = String.fromCharCode(...bytes.subarray(offset + 4, offset + 8));
-    if (type === "tRNS") return true;
-    if (type === "IDAT" || type === "IEND") return false;
+    const type = view.getUint32(offset + 4);
+    if (type === TRNS) return true;
+    if (type === IDAT || type === IEND) return false;
     offset += 12 + length;
   }
   return false;
