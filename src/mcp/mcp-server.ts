@@ -27,6 +27,7 @@ import { compileValidator } from "../core/validate.ts";
 import { GatewayError } from "../errors/index.ts";
 import { plainSchema, type RouteDoc } from "../http/openapi.ts";
 import { newId } from "../store/index.ts";
+import type { ImageReadGate } from "./image-read-gate.ts";
 import { PROMPTS } from "./prompts.ts";
 import { listResources, RESOURCE_TEMPLATES, readResource } from "./resources.ts";
 import { errorResult, type McpTool, type ToolResult } from "./tool.ts";
@@ -51,6 +52,7 @@ export interface McpDependencies {
   services: Services;
   runner: ModelCallRunner;
   endpoints: ModelEndpointSet;
+  imageReads: ImageReadGate;
   routeDocs: readonly RouteDoc[];
 }
 

@@ -16,6 +16,7 @@ import type { KeyCaller, ModelCallRunner } from "../core/model-call-runner.ts";
 import type { ModelEndpointSet } from "../core/model-endpoints.ts";
 import type { Services } from "../core/services.ts";
 import { BEARER_CHALLENGE, toGatewayError } from "../http/error-renderer.ts";
+import { createImageReadGate } from "./image-read-gate.ts";
 import { type CallerInfo, createMcpServer } from "./mcp-server.ts";
 import { createSessionStore, type McpSession } from "./sessions.ts";
 
@@ -56,7 +57,12 @@ export function registerMcpRoutes(
     maxPerAccount: config.max_sessions_per_account,
   });
   app.addHook("onClose", () => sessions.closeAll());
-  const serverDeps = { services, ...deps, routeDocs: app.routeDocs };
+  const serverDeps = {
+    services,
+    ...deps,
+    imageReads: createImageReadGate(),
+    routeDocs: app.routeDocs,
+  };
 
   for (const path of [
     "/.well-known/oauth-protected-resource",

@@ -11,6 +11,7 @@ import type { KeyCaller, ModelCallRunner } from "../core/model-call-runner.ts";
 import type { ModelEndpointSet } from "../core/model-endpoints.ts";
 import type { Services } from "../core/services.ts";
 import { toGatewayError } from "../http/error-renderer.ts";
+import type { ImageReadGate } from "./image-read-gate.ts";
 
 /** One MCP content block (the subset the gateway's tools send). */
 export type ContentBlock =
@@ -47,6 +48,8 @@ export interface ToolContext {
   services: Services;
   runner: ModelCallRunner;
   endpoints: ModelEndpointSet;
+  /** Bounds `edit_image`'s reads per account (shared by every session). */
+  imageReads: ImageReadGate;
   caller: KeyCaller;
   requestId: string;
   signal: AbortSignal;

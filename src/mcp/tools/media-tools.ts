@@ -145,14 +145,23 @@ export const editImageTool = defineTool({
       const image = await fetchImage(source, field, policy, budget);
       return new UploadedFile(field, image.filename, image.contentType, image.bytes);
     };
-    const images: UploadedFile[] = [];
-    for (const [index, source] of args.images.entries())
-      images.push(await upload(source, `images[${index}]`));
+    // Reads happen before the quota lease and the hold: a few calls per account at a time,
+    // and none for an account with nothing to pay with.
+    const { images, mask } = await context.imageReads.run(
+      context.services,
+      context.caller,
+      async () => {
+        const read: UploadedFile[] = [];
+        for (const [index, source] of args.images.entries())
+          read.push(await upload(source, `images[${index}]`));
+        return { images: read, mask: args.mask ? await upload(args.mask, "mask") : undefined };
+      },
+    );
     const body = {
       model: args.model,
       prompt: args.prompt,
       image: images,
-      ...(args.mask ? { mask: await upload(args.mask, "mask") } : {}),
+      ...(mask ? { mask } : {}),
       ...(args.size ? { size: args.size } : {}),
       ...(args.n ? { n: args.n } : {}),
     };
