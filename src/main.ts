@@ -443,8 +443,16 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
         config.server.shutdown_grace_seconds * 1000,
       );
       grace.unref();
-      await cleanUp(); // closes the server first (draining), then the pool, database and sandbox
-      clearTimeout(grace);
+      // A keep-alive connection whose request finishes during the drain goes idle and would
+      // stay open until the grace period ends: close such connections as they go idle.
+      const idle = setInterval(() => app.server.closeIdleConnections(), 250);
+      idle.unref();
+      try {
+        await cleanUp(); // closes the server first (draining), then the pool, database and sandbox
+      } finally {
+        clearTimeout(grace);
+        clearInterval(idle);
+      }
     })();
     return closing;
   };

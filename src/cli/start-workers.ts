@@ -135,7 +135,14 @@ export async function runPrimary(
     return worker;
   };
 
+  let stopSignals = 0;
   const forward = (signal: NodeJS.Signals) => {
+    if (signal !== "SIGHUP" && ++stopSignals >= 3) {
+      // A third stop signal stops everything at once, as it stops a single process.
+      logger.warn({ signal }, "third stop signal: stopping the workers at once");
+      for (const each of workers()) each.process.kill("SIGKILL");
+      process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+    }
     // A second stop signal is passed on too: it ends the workers' drain delay.
     if (signal !== "SIGHUP" && !stopping) {
       stopping = signal;

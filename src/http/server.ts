@@ -193,18 +193,19 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   // Every route's method and path pattern, so a known path with the wrong method answers 405.
-  const routes: { method: string; pattern: RegExp }[] = [];
+  // Its error dialect too, so a wrong method on `/v1/messages` answers in Anthropic's shape.
+  const routes: { method: string; pattern: RegExp; dialect: ErrorDialect | undefined }[] = [];
   app.addHook("onRoute", (route) => {
     const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:\w+/g, "[^/]+");
     const pattern = new RegExp(`^${source}/?$`);
-    for (const method of [route.method].flat()) routes.push({ method, pattern });
+    const dialect = (route.config as { dialect?: ErrorDialect } | undefined)?.dialect;
+    for (const method of [route.method].flat()) routes.push({ method, pattern, dialect });
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? "/";
-    const allowed = [
-      ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method)),
-    ];
+    const matching = routes.filter((route) => route.pattern.test(path));
+    const allowed = [...new Set(matching.map((route) => route.method))];
     const error =
       allowed.length > 0
         ? new GatewayError(
@@ -213,7 +214,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
             { headers: { allow: allowed.join(", ") } },
           )
         : new GatewayError("not_found", { method: request.method, path });
-    const rendered = renderError(error, "gateway", request.id);
+    const dialect = matching.find((route) => route.dialect)?.dialect ?? "gateway";
+    const rendered = renderError(error, dialect, request.id);
     request.errorCode = rendered.code;
     if (!request.raw.complete) closeAfterEarlyAnswer(request, reply);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);

@@ -1,6 +1,7 @@
 /**
- * Adversarial review of the HTTP layer and the process lifecycle. Each test asserts the
- * documented (or, where the docs are silent, the expected) behaviour and fails on the current code.
+ * The HTTP layer and the process lifecycle under keep-alive clients, repeated stop signals and
+ * wrong methods. Each test asserts the documented (or, where the docs are silent, the expected)
+ * behaviour and failed before its fix.
  */
 import { mkdtempSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
@@ -180,11 +181,11 @@ describe("error dialects before routing", () => {
     });
     expect(response.status).toBe(405);
     expect(response.headers.get("allow")).toBe("POST");
-    // docs/errors.md: the `anthropic` dialect is "Used by /v1/messages"; only unknown paths
-    // are named for the gateway dialect. Anthropic's SDKs parse nothing else.
+    // docs/errors.md: the `anthropic` dialect is "Used by /v1/messages" (a 405 is `api_error`
+    // there, "anything else"); only unknown paths are named for the gateway dialect.
     expect(await response.json()).toMatchObject({
       type: "error",
-      error: { type: "invalid_request_error", details: { error_code: "method_not_allowed" } },
+      error: { type: "api_error", details: { error_code: "method_not_allowed" } },
     });
   });
 });
