@@ -35,7 +35,21 @@ export interface ResolvedAddress {
 /** Resolves a host name to all of its addresses (default: `dns.lookup` with `all: true`). */
 export type WebhookResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: WebhookResolver = (hostname) => lookup(hostname, { all: true });
+/** Longest a host name may take to resolve before the URL is refused. */
+export const RESOLVE_TIMEOUT_MS = 10_000;
+
+export const systemResolver: WebhookResolver = (hostname) => {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${hostname} did not resolve within ${RESOLVE_TIMEOUT_MS} ms`)),
+      RESOLVE_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([lookup(hostname, { all: true }), deadline]).finally(() =>
+    clearTimeout(timer),
+  );
+};
 
 export interface CheckedWebhookUrl {
   url: URL;
