@@ -69,6 +69,26 @@ describe("ledger verify (docs/billing.md#the-ledger)", () => {
       .run(id);
     expect(await kindsOf(id)).toContain("charge_above_hold");
   });
+  it("reports a charge entry that adds money", async () => {
+    const id = await account(10_000);
+    raw
+      .prepare(
+        "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, request_id, created_at) values (?, ?, 'charge', 500, 0, ?, 0)",
+      )
+      .run(`led_pos_${id}`, id, `req_pos_${id}`);
+    raw.prepare("update accounts set balance_micros = balance_micros + 500 where id = ?").run(id);
+    expect(await kindsOf(id)).toContain("positive_charge");
+  });
+
+  it("reports more held than the balance", async () => {
+    const id = await account(1_000);
+    const insert = raw.prepare(
+      "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, created_at) values (?, ?, 'hold', 0, 5000, 0)",
+    );
+    insert.run(`led_held_${id}`, id);
+    raw.prepare("update accounts set held_micros = 5000 where id = ?").run(id);
+    expect(await kindsOf(id)).toEqual(["held_above_balance"]);
+  });
 });
 
 describe("key spend caps (docs/budgets.md#when-the-cap-is-short)", () => {

@@ -1,7 +1,8 @@
 /**
  * @module store/ledger-verify
  * `ledger verify`: every account's balance and held amount against the sums of its ledger, no
- * balance or held amount below zero, no charge above the hold it settled, every stored
+ * balance or held amount below zero, no more held than the balance, no charge above the hold it
+ * settled and none that adds money, every stored
  * amount a safe integer, and the spend day rows equal to the usage records they sum. Sums are compared as BigInts and whatever the database holds — values
  * past 2^53, an SQLite sum that overflows, amounts stored as reals — ends as a reported problem,
  * never as an exception.
@@ -162,6 +163,28 @@ async function chargesAboveHold(db: Kysely<Database>): Promise<LedgerProblem[]> 
   return problems;
 }
 
+/** `charge` entries that add money (a charge takes it: its amount is zero or negative). */
+async function positiveCharges(db: Kysely<Database>): Promise<LedgerProblem[]> {
+  const rows = await db
+    .selectFrom("ledger_entries")
+    .select([
+      "id",
+      "account_id",
+      "request_id",
+      sql<string>`cast(amount_micros as text)`.as("amount"),
+    ])
+    .where("kind", "=", "charge")
+    .where("amount_micros", ">", 0)
+    .orderBy("seq")
+    .limit(MAX_CHARGES_LISTED)
+    .execute();
+  return rows.map((row) => ({
+    kind: "positive_charge" as const,
+    accountId: row.account_id,
+    detail: `entry ${row.id} (request ${row.request_id}) charges +${row.amount}`,
+  }));
+}
+
 /** Spend day rows (spend caps and budgets read them) that disagree with the usage records. */
 async function spendRowProblems(db: Kysely<Database>): Promise<LedgerProblem[]> {
   let differences: Awaited<ReturnType<typeof spendRowDifferences>>;
@@ -219,8 +242,11 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
     if (held !== sum.hold) report("held_mismatch", `held ${held} != ledger holds ${sum.hold}`);
     if (balance < 0n) report("negative_balance", `balance ${balance}`);
     if (held < 0n) report("negative_held", `held ${held}`);
+    if (held > balance && balance >= 0n)
+      report("held_above_balance", `held ${held} > balance ${balance}`);
   }
   problems.push(...(await chargesAboveHold(db)));
+  problems.push(...(await positiveCharges(db)));
   problems.push(...(await spendRowProblems(db)));
   return { accounts: accounts.length, entries, problems };
 }

@@ -180,8 +180,12 @@ export type LedgerProblemKind =
   | "held_mismatch"
   | "negative_balance"
   | "negative_held"
+  /** More held than the balance (a hold is placed only within what is available). */
+  | "held_above_balance"
   /** A charge larger than the hold it settled. */
   | "charge_above_hold"
+  /** A `charge` ledger entry that adds money instead of taking it. */
+  | "positive_charge"
   /** A stored amount that is not an integer within ±(2^53 − 1). */
   | "out_of_range"
   /** A spend day row (what caps and budgets read) differs from the usage records it sums. */
