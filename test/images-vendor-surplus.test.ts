@@ -9,7 +9,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeVendor, startFakeVendor } from "./support/fake-vendor.ts";
-import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  balanceOf,
+  createUser,
+  startTestGateway,
+  type TestGateway,
+} from "./support/gateway-harness.ts";
 import { pngBytes } from "./support/image-fixtures.ts";
 import { connectMcp } from "./support/mcp-client.ts";
 
@@ -92,12 +97,7 @@ describe("images: vendor surplus and MCP uploads", () => {
     await new Promise((resolve) => imageServer?.close(resolve));
   });
 
-  const balanceOf = async (key: string) =>
-    (
-      (await (await gateway.request("/v1/account/balance", { key })).json()) as {
-        balance_micros: number;
-      }
-    ).balance_micros;
+  const balance = (key: string) => balanceOf(gateway, key);
 
   it("openai-images: n=1 and the vendor answers 3 images: one is delivered and billed", async () => {
     const user = await createUser(gateway, { balanceMicros: 10_000_000 });
@@ -111,14 +111,14 @@ describe("images: vendor surplus and MCP uploads", () => {
         ],
       },
     });
-    const before = await balanceOf(user.key);
+    const before = await balance(user.key);
     const response = await gateway.request("/v1/images/generations", {
       key: user.key,
       json: { model: "rogue-img", prompt: "x", n: 1, size: "1024x1024", response_format: "url" },
     });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { data: unknown[] };
-    const charged = before - (await balanceOf(user.key));
+    const charged = before - (await balance(user.key));
     expect({ delivered: body.data.length, charged }).toEqual({ delivered: 1, charged: PER_IMAGE });
     expect(response.headers.get("x-switchyard-warnings")).toMatch(/answered 3 images for 1 asked/);
   });
@@ -146,7 +146,7 @@ describe("images: vendor surplus and MCP uploads", () => {
         usage: { image_count: 3, width: 1024, height: 1024 },
       },
     });
-    const before = await balanceOf(user.key);
+    const before = await balance(user.key);
     const client = await connectMcp(gateway, user.key);
     try {
       const result = await client.callTool({
@@ -155,7 +155,7 @@ describe("images: vendor surplus and MCP uploads", () => {
       });
       expect(result.isError).toBeFalsy();
       const structured = result.structuredContent as { images: unknown[]; cost_micros: number };
-      const charged = before - (await balanceOf(user.key));
+      const charged = before - (await balance(user.key));
       expect({ delivered: structured.images.length, charged }).toEqual({
         delivered: 1,
         charged: PER_IMAGE,

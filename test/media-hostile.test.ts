@@ -7,7 +7,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeVendor, startFakeVendor } from "./support/fake-vendor.ts";
-import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  balanceOf,
+  createUser,
+  startTestGateway,
+  type TestGateway,
+} from "./support/gateway-harness.ts";
 
 const SPEECH_PRICE = 100_000;
 const PER_IMAGE = 20_000;
@@ -89,12 +94,7 @@ describe("media, hostile: misbehaving vendors", () => {
     await new Promise((resolve) => internal?.close(resolve));
   });
 
-  const balanceOf = async (key: string) =>
-    (
-      (await (await gateway.request("/v1/account/balance", { key })).json()) as {
-        balance_micros: number;
-      }
-    ).balance_micros;
+  const balance = (key: string) => balanceOf(gateway, key);
 
   it("speech: an audio URL in the vendor's JSON answer is not fetched when it points inside the network", async () => {
     const user = await createUser(gateway, { balanceMicros: 10_000_000 });
@@ -106,13 +106,13 @@ describe("media, hostile: misbehaving vendors", () => {
         usage: { characters: 5 },
       },
     });
-    const before = await balanceOf(user.key);
+    const before = await balance(user.key);
     const response = await gateway.request("/v1/audio/speech", {
       key: user.key,
       json: { model: "rogue-tts", input: "hello", voice: "Cherry", response_format: "wav" },
     });
     const text = await response.text().catch(() => "");
-    const charged = before - (await balanceOf(user.key));
+    const charged = before - (await balance(user.key));
     expect({
       status: response.status,
       internalFetched: internalHits,
@@ -135,13 +135,13 @@ describe("media, hostile: misbehaving vendors", () => {
         usage: { characters: 5 },
       },
     });
-    const before = await balanceOf(user.key);
+    const before = await balance(user.key);
     const response = await gateway.request("/v1/audio/speech", {
       key: user.key,
       json: { model: "rogue-tts", input: "hello", voice: "Cherry", response_format: "wav" },
     });
     const bytes = Buffer.from(await response.arrayBuffer().catch(() => new ArrayBuffer(0)));
-    const charged = before - (await balanceOf(user.key));
+    const charged = before - (await balance(user.key));
     expect({
       status: response.status,
       deliveredHtml: bytes.toString("latin1").includes("<html>"),
@@ -155,7 +155,7 @@ describe("media, hostile: misbehaving vendors", () => {
     vendor.answer({
       body: { created: 1, data: [{ b64_json: Buffer.from(html).toString("base64") }] },
     });
-    const before = await balanceOf(user.key);
+    const before = await balance(user.key);
     const response = await gateway.request("/v1/images/generations", {
       key: user.key,
       json: {
@@ -167,7 +167,7 @@ describe("media, hostile: misbehaving vendors", () => {
       },
     });
     const text = await response.text();
-    const charged = before - (await balanceOf(user.key));
+    const charged = before - (await balance(user.key));
     expect({
       status: response.status,
       deliveredHtml: text.includes(Buffer.from(html).toString("base64")),

@@ -115,3 +115,9 @@ export async function createUser(
   const body = (await created.json()) as { key: string; id: string };
   return { accountId: id, key: body.key, keyId: body.id };
 }
+
+/** The balance of the account `key` belongs to, as `GET /v1/account/balance` reads it. */
+export async function balanceOf(gateway: TestGateway, key: string): Promise<number> {
+  const response = await gateway.request("/v1/account/balance", { key });
+  return ((await response.json()) as { balance_micros: number }).balance_micros;
+}
