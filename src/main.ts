@@ -48,7 +48,13 @@ import { openGatewayStore } from "./ops/open-store.ts";
 import { createReloader, type ReloadOutcome } from "./ops/reload.ts";
 import { createHttpClient, createProviderRegistry } from "./providers/index.ts";
 import { catalogRoutes, circuitStateGauge, createRouteHealth } from "./routing/index.ts";
-import { type RedisConnection, randomBase62, type Store } from "./store/index.ts";
+import {
+  claimSqliteFile,
+  describeDatabaseUrl,
+  type RedisConnection,
+  randomBase62,
+  type Store,
+} from "./store/index.ts";
 import { createBudgetAlerts } from "./tasks/index.ts";
 import { type GatewayTracer, startMetricsListener } from "./telemetry/index.ts";
 
@@ -322,6 +328,12 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     if (sandbox) cleanups.push(sandbox.close);
     const store = await openGatewayStore(config, logger);
     cleanups.push(() => store.close());
+    // On SQLite the holds live in this process: the command line checks who serves the file.
+    const database = describeDatabaseUrl(config.database_url);
+    if (database.dialect === "sqlite") {
+      const release = claimSqliteFile(database.location);
+      cleanups.push(async () => release());
+    }
     const instanceId = config.billing.instance_id ?? `ins_${randomBase62(16)}`;
     const redis = await openRedis(config, logger);
     if (redis) cleanups.push(() => redis.close());

@@ -18,8 +18,13 @@ import {
   resolveKeyModels,
 } from "../endpoints/account/issue-key.ts";
 import { openStoreWhenReachable } from "../ops/open-store.ts";
-import type { AuditOrigin, Store } from "../store/index.ts";
-import { notFound, usage } from "./exit.ts";
+import {
+  type AuditOrigin,
+  describeDatabaseUrl,
+  type Store,
+  sqliteFileOwner,
+} from "../store/index.ts";
+import { CliError, EXIT, notFound, usage } from "./exit.ts";
 import {
   type Out,
   printAccount,
@@ -29,6 +34,25 @@ import {
   printNewKey,
   printRevokedKey,
 } from "./format.ts";
+
+/** The longest `--reason`, as the HTTP API's `reason`. */
+const MAX_REASON_LENGTH = 500;
+
+/**
+ * A debit next to a running SQLite gateway: that gateway keeps its requests' holds in memory,
+ * so this process cannot keep the balance above them. The admin API can.
+ */
+function refuseDebitBesideGateway(config: Config, amount: number): void {
+  if (amount > 0) return;
+  const database = describeDatabaseUrl(config.database_url);
+  if (database.dialect !== "sqlite") return;
+  const pid = sqliteFileOwner(database.location);
+  if (pid === undefined) return;
+  throw new CliError(
+    `A gateway (pid ${pid}) serves ${database.location} and holds its requests' money in memory, so a debit from here could take what they hold. Debit through the admin API instead: POST /v1/admin/accounts/{id}/credit with a negative amount_micros.`,
+    EXIT.failure,
+  );
+}
 
 /** The audit trail's actor for a change made from the command line. */
 const CLI_ORIGIN: AuditOrigin = { actor: { type: "cli" } };
@@ -176,12 +200,17 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
         return 0;
       }
       default: {
-        const amount = Number(values["amount-micros"]);
+        // Digits only, as the HTTP API takes them: no hex (0x10), exponent (1e3) or fraction.
+        const raw = values["amount-micros"] ?? "";
+        const amount = /^-?\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
         if (!positionals[0] || !Number.isSafeInteger(amount) || amount === 0 || !values.reason) {
           throw usage("accounts credit <id> needs --amount-micros (non-zero integer) and --reason");
         }
+        if (values.reason.length > MAX_REASON_LENGTH)
+          throw usage(`--reason is at most ${MAX_REASON_LENGTH} characters`);
         const account = await store.findAccountById(positionals[0]);
         if (!account) throw notFound(`No account '${positionals[0]}'.`);
+        refuseDebitBesideGateway(config, amount);
         const result = await adjustBalance(store, {
           accountId: account.id,
           amountMicros: amount,

@@ -93,7 +93,12 @@ const DATABASE_SCHEMES = ["postgres://", "postgresql://", "sqlite://", "file://"
  */
 function unknownDatabaseScheme(url: string): string | undefined {
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0];
-  return scheme === undefined || DATABASE_SCHEMES.includes(scheme) ? undefined : scheme;
+  if (scheme !== undefined) return DATABASE_SCHEMES.includes(scheme) ? undefined : scheme;
+  // A scheme without its `//` (`postgres:/…`, `postgresql:u@db/s`) is a typo too; `sqlite:`
+  // and `file:` take a path, and one letter before the colon is a Windows drive.
+  const bare = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(url)?.[1];
+  if (bare === undefined || ["sqlite", "file"].includes(bare.toLowerCase())) return undefined;
+  return `${bare}:`;
 }
 
 /** `scheme://user:password@…` with the password shown as `***`. */

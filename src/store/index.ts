@@ -30,6 +30,7 @@ export {
   type RedisOptions,
   type RedisScript,
 } from "./redis.ts";
+export { claimSqliteFile, sqliteFileOwner } from "./sqlite-owner.ts";
 export type * from "./task-types.ts";
 export type * from "./types.ts";
 export { SPEND_LIMIT_PERIODS } from "./types.ts";
