@@ -6,6 +6,7 @@
  * admin, and starts the HTTP server with a graceful drain and a SIGHUP reload. Nothing else
  * builds concrete services.
  */
+import { existsSync } from "node:fs";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { FastifyInstance } from "fastify";
 import pino, { type Logger } from "pino";
@@ -308,6 +309,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
 
   const data = loadCatalogFor(config);
+  const startedFromFile = existsSync(configFilePath(env));
   // Everything opened is closed again if a later step fails (a port in use, a bad admin key).
   const cleanups: Array<() => Promise<void>> = [];
   const cleanUp = async () => {
@@ -471,7 +473,8 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   const reloader = createReloader({
     services,
     catalogData: data,
-    readConfig: () => loadConfig({ env }),
+    // A file the gateway started from that is gone is a reload that fails, not all defaults.
+    readConfig: () => loadConfig({ env, requireFile: startedFromFile }),
     loadCatalog: loadCatalogFor,
     buildCatalog: (next, nextData) => buildCatalog(next, nextData, env, started.sandboxUrl),
     loggers: [logger, app.log as unknown as Logger],

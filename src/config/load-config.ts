@@ -111,11 +111,21 @@ export function configFilePath(env: Env, cwd = process.cwd()): string {
   return env.SWITCHYARD_CONFIG ?? `${cwd}/switchyard.yaml`;
 }
 
-export function loadConfig(options: { env?: Env; cwd?: string; overrides?: Plain } = {}): Config {
+export function loadConfig(
+  options: {
+    env?: Env;
+    cwd?: string;
+    overrides?: Plain;
+    /** The file must exist (a reload of a gateway that started from one). */
+    requireFile?: boolean;
+  } = {},
+): Config {
   const env = options.env ?? process.env;
   const path = configFilePath(env, options.cwd);
   let raw: Plain = {};
   const fromFile = existsSync(path);
+  if (!fromFile && options.requireFile)
+    throw new ConfigError(`${path}, which the gateway started from, cannot be read.`);
   if (fromFile) {
     let parsed: unknown;
     try {
