@@ -30,6 +30,7 @@ import {
   createMetrics,
   createVideoTasks,
   startTracing,
+  taskModels,
   vendorFileGuard,
   webhookDispatcher,
   webhookLeaseMs,
@@ -194,7 +195,7 @@ export async function buildServices(
   });
   const videoTasks = createVideoTasks(config, {
     store: options.store,
-    models: { get: (id) => (services?.catalog ?? catalog).get(id) },
+    models: taskModels(() => services?.catalog ?? catalog),
     providers,
     logger: options.logger,
     instanceId: options.instanceId,

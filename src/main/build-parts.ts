@@ -98,6 +98,26 @@ export function webhookLeaseMs(config: Config): number {
   return Math.max(config.tasks.lease_seconds * 1000, config.webhooks.timeout_ms + 5_000);
 }
 
+/**
+ * The models the video task engine follows tasks with: the live catalog's, and a model a reload
+ * has since removed as it last was, so a task already running is still followed to its end and
+ * settled (at the price it was held at) rather than left until it expires.
+ */
+export function taskModels(live: () => Catalog) {
+  const seen = new Map<string, NonNullable<ReturnType<Catalog["get"]>>>();
+  const first = live();
+  return {
+    get(id: string) {
+      const model = live().get(id);
+      if (model) {
+        seen.set(id, model);
+        return model;
+      }
+      return seen.get(id) ?? first.get(id);
+    },
+  };
+}
+
 /** The video task engine and what the endpoints need of it. */
 export function createVideoTasks(
   config: Config,

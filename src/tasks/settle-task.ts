@@ -3,10 +3,11 @@
  * The money of a finished video task. A task that succeeded is charged price-per-second (by its
  * resolution) × the seconds the vendor reports it generated, or the requested `duration` when
  * the vendor reports none, never more than the hold (a longer video is charged at the hold and
- * the difference recorded as an overrun). A task that failed, was canceled or expired is charged
- * nothing: its whole hold is released. One usage record per task, written with the charge.
+ * the difference recorded as an overrun), at the price it was held at (a reload that changes
+ * or removes the model does not change it). A task that failed, was canceled or expired is
+ * charged nothing: its whole hold is released. One usage record per task, written with the charge.
  */
-import { priceWithinHold } from "../billing/index.ts";
+import { OVERRUN_ITEM, priceWithinHold } from "../billing/index.ts";
 import type { CatalogModel } from "../catalog/index.ts";
 import type { Usage } from "../spec/index.ts";
 import type { TaskStore, UsageRecord, VideoTask } from "../store/index.ts";
@@ -56,6 +57,37 @@ export interface TaskCharge {
 }
 
 /**
+ * The task's seconds at the price it was held at. The hold is the price of the requested
+ * duration at submission; a reload may since have changed the model's price, or removed the
+ * model. While the catalog still prices the requested duration at the hold, its own line items
+ * are used; otherwise the hold's price per second is (so a task is never billed at a price its
+ * client did not see when it was submitted).
+ */
+function pricedAtSubmission(
+  task: VideoTask,
+  model: CatalogModel | undefined,
+  usage: Usage,
+  seconds: number,
+): ReturnType<typeof priceWithinHold> {
+  if (model) {
+    const requested: Usage = {
+      media: {
+        videoSeconds: { seconds: task.durationSeconds, resolution: task.resolution },
+        source: "estimated",
+      },
+    };
+    const heldPrice = priceWithinHold(model, requested, Number.MAX_SAFE_INTEGER).costMicros;
+    if (heldPrice === task.holdMicros) return priceWithinHold(model, usage, task.holdMicros);
+  }
+  const full = Math.round((task.holdMicros * seconds) / Math.max(1, task.durationSeconds));
+  const costMicros = Math.min(full, task.holdMicros);
+  const overrunMicros = full - costMicros;
+  const breakdown: Record<string, number> = { video_seconds_at_submission_price: costMicros };
+  if (overrunMicros > 0) breakdown[OVERRUN_ITEM] = -overrunMicros;
+  return { costMicros, breakdown, overrunMicros, lineItemsTotal: full };
+}
+
+/**
  * Charges or releases a task that reached its final state (billing state `finalizing`).
  * Idempotent: a task already settled is left alone. Returns what it charged.
  */
@@ -68,10 +100,10 @@ export async function settleFinishedTask(
   // Until the charge, `billedSeconds` holds what the vendor reported (finishVideoTask).
   const reportedSeconds = task.billedSeconds ?? undefined;
   const usageRecord = record(task, now);
-  if (task.status !== "succeeded" || !model) {
+  if (task.status !== "succeeded") {
     await store.settleVideoTask(task.id, usageRecord, {
       billedSeconds: null,
-      reason: model ? `video task ${task.status}` : "model no longer in the catalog",
+      reason: `video task ${task.status}`,
     });
     return { seconds: 0, costMicros: 0 };
   }
@@ -82,7 +114,7 @@ export async function settleFinishedTask(
       source: reportedSeconds === undefined ? "estimated" : "upstream",
     },
   };
-  const priced = priceWithinHold(model, usage, task.holdMicros);
+  const priced = pricedAtSubmission(task, model, usage, seconds);
   await store.settleVideoTask(
     task.id,
     {
