@@ -3,9 +3,11 @@
  * First start with an empty database: create the admin account and its first key. The key is
  * random, or the value of `SWITCHYARD_ADMIN_KEY` for automation.
  */
+
 import { API_KEY_PATTERN } from "./auth/index.ts";
 import { createAccount } from "./endpoints/account/accounts.ts";
 import { issueKey } from "./endpoints/account/issue-key.ts";
+import { GatewayError } from "./errors/index.ts";
 import type { AuditOrigin, Store } from "./store/index.ts";
 
 export const BOOTSTRAP_EMAIL = "admin@localhost";
@@ -27,13 +29,20 @@ export async function bootstrapAdmin(
       "SWITCHYARD_ADMIN_KEY must be 'sk-' followed by at least 40 letters or digits.",
     );
   }
-  const account = await createAccount(store, {
-    email: BOOTSTRAP_EMAIL,
-    role: "admin",
-    balanceMicros: creditMicros,
-    reason: "bootstrap credit",
-    audit: BOOTSTRAP_ORIGIN,
-  });
+  let account: Awaited<ReturnType<typeof createAccount>>;
+  try {
+    account = await createAccount(store, {
+      email: BOOTSTRAP_EMAIL,
+      role: "admin",
+      balanceMicros: creditMicros,
+      reason: "bootstrap credit",
+      audit: BOOTSTRAP_ORIGIN,
+    });
+  } catch (error) {
+    // Another instance starting on the same empty database made the admin first.
+    if (GatewayError.isInstance(error) && error.code === "account_exists") return undefined;
+    throw error;
+  }
   const { key } = await issueKey(
     store,
     account.id,

@@ -96,7 +96,7 @@ describe("console, hostile: HTTP", () => {
   });
 });
 
-describe.skipIf(chromiumMissing !== undefined)("console review: browser", () => {
+describe.skipIf(chromiumMissing !== undefined)("console, hostile: browser", () => {
   let gateway: TestGateway;
   let browser: TestBrowser;
   beforeAll(async () => {

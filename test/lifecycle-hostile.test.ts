@@ -125,7 +125,7 @@ describe.skipIf(!pgAvailable)("start --workers: signals", { timeout: 60_000 }, (
     database = await freshDatabase();
     const key = `sk-${randomBase62(48)}`;
     gateway = await spawnGateway({
-      cwd: mkdtempSync(join(tmpdir(), "review-workers-")),
+      cwd: mkdtempSync(join(tmpdir(), "lifecycle-workers-")),
       args: ["--workers", "2"],
       env: {
         DATABASE_URL: database.url,

@@ -154,6 +154,12 @@ export async function runPrimary(
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, forward);
   for (let index = 0; index < count; index++) fork(index);
   const code = await finished;
+  if (bootstrapKey && !announced) {
+    // The admin exists now: a first start that failed never hides its only key.
+    print("First start: created the admin account admin@localhost, but the workers did not start.");
+    print("Its API key (shown once):");
+    print(bootstrapKey);
+  }
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, forward);
   await sandbox?.close();
   return code;
