@@ -29,6 +29,7 @@ import { createMemoryQuotas, createRedisQuotas } from "./limits/index.ts";
 import {
   createMetrics,
   createVideoTasks,
+  keyCacheTtl,
   startTracing,
   taskModels,
   vendorFileGuard,
@@ -38,7 +39,6 @@ import {
 import {
   applyChange,
   type ChangeEvent,
-  POLLED_CACHE_TTL_MS,
   publishingInvalidations,
   redisChangeFeed,
   silentChangeFeed,
@@ -131,22 +131,6 @@ function loadCatalogFor(config: Config): CatalogData {
     extraVendors: config.catalog.vendors,
     extraModels: config.catalog.models,
   });
-}
-
-/**
- * How long a key lookup is cached: as configured on a database only this process uses, or while
- * other instances' changes are heard of (Redis); otherwise a second, so a key revoked through
- * another instance stops working here within a second.
- */
-function keyCacheTtl(
-  config: Config,
-  store: Store,
-  changesHeard: (() => boolean) | undefined,
-): number | (() => number) {
-  const configured = config.auth.key_cache_ttl_seconds * 1000;
-  if ((store as Store & { dialect?: string }).dialect === "sqlite") return configured;
-  const polled = Math.min(configured, POLLED_CACHE_TTL_MS);
-  return () => (changesHeard?.() ? configured : polled);
 }
 
 export async function buildServices(

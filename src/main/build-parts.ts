@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/index.ts";
 import type { Config } from "../config/index.ts";
 import { GatewayError } from "../errors/index.ts";
+import { POLLED_CACHE_TTL_MS } from "../ops/change-feed.ts";
 import type { createProviderRegistry } from "../providers/index.ts";
 import type { RedisConnection, Store } from "../store/index.ts";
 import { startVideoEngine, type VideoTaskService } from "../tasks/index.ts";
@@ -181,4 +182,20 @@ export function createVideoTasks(
       }
     },
   };
+}
+
+/**
+ * How long a key lookup is cached: as configured on a database only this process uses, or while
+ * other instances' changes are heard of (Redis); otherwise a second, so a key revoked through
+ * another instance stops working here within a second.
+ */
+export function keyCacheTtl(
+  config: Config,
+  store: Store,
+  changesHeard: (() => boolean) | undefined,
+): number | (() => number) {
+  const configured = config.auth.key_cache_ttl_seconds * 1000;
+  if ((store as Store & { dialect?: string }).dialect === "sqlite") return configured;
+  const polled = Math.min(configured, POLLED_CACHE_TTL_MS);
+  return () => (changesHeard?.() ? configured : polled);
 }
