@@ -17,7 +17,7 @@ function flakyStore() {
     settle: (record: UsageRecord) => {
       if (state.down) return refuse();
       state.written.push({ kind: "charge", requestId: record.requestId });
-      return Promise.resolve({ alreadySettled: false });
+      return Promise.resolve({ alreadySettled: false, ownClosing: true });
     },
     releaseHold: (record: UsageRecord) => {
       if (state.down) return refuse();

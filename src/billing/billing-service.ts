@@ -213,8 +213,15 @@ export function createLedgerBilling(
             record.breakdown = priced.breakdown;
             record.overrunMicros = priced.overrunMicros;
             record.outputCapLoweredTo = input.outputCapLoweredTo ?? null;
-            const { alreadySettled } = await close(input.requestId, () => store.settle(record));
-            if (!alreadySettled && priced.costMicros > 0)
+            // A write whose outcome is unknown (the database's connection dropped after the
+            // statement) is tried once more at once: the record's closing id tells a commit of
+            // the first attempt from a request another path closed meanwhile.
+            const write = () => store.settle(record).catch(() => store.settle(record));
+            const { ownClosing } = await close(input.requestId, write);
+            // Closed by another path (an instance taken for dead was settled by a peer's
+            // recovery): what it charged stands, and the answer is not delivered on top of it.
+            if (!ownClosing) throw new GatewayError("request_abandoned");
+            if (priced.costMicros > 0)
               options.onCharged?.({
                 accountId: input.accountId,
                 keyId: input.keyId,

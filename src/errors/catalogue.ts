@@ -309,6 +309,12 @@ export const ERROR_CATALOGUE = {
     type: "server_error",
     message: "The gateway's database is unavailable; retry shortly.",
   },
+  request_abandoned: {
+    status: 503,
+    type: "server_error",
+    message:
+      "This request was given up for failed while the gateway serving it was cut off from its database, and was charged accordingly; its answer is not delivered. Retry it.",
+  },
   shutting_down: {
     status: 503,
     type: "server_error",

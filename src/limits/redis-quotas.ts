@@ -10,6 +10,10 @@
  *   {@link LEASE_SLICE_MS} at a time and is renewed while its request runs (up to
  *   `limits.lease_ttl_seconds`), so the slots of an instance that dies come back within
  *   seconds, and a long stream keeps its slot.
+ * A Redis that lost its data (a restart without persistence) lost the leases too: each
+ * instance puts its own back as it reconnects, and until a renewal period has passed (a marker
+ * key, set at start, is gone) concurrency checks count as Redis being unavailable under
+ * `closed`.
  * When Redis cannot be reached, `redis.on_unavailable` decides: `open` admits the request
  * unchecked (logged loudly, at most every few seconds), `closed` answers `503
  * quota_unavailable`. Either way nothing is retried: ioredis reconnects by itself.
@@ -27,6 +31,7 @@ import {
 import {
   ACQUIRE_SCRIPT,
   COUNT_SCRIPT,
+  MARK_SCRIPT,
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
   SPEND_SCRIPT,
@@ -72,6 +77,12 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
   let sequence = 0;
   let lastWarning = 0;
   const key = (kind: string, id: string) => `${redis.prefix}quota:${kind}:${id}`;
+  const marker = `${redis.prefix}quota:restart-marker`;
+  // After Redis lost its data, concurrency checks wait this long under `closed` (every instance
+  // puts its leases back as it reconnects, and a periodic renewal comes round within a third of
+  // a slice). Under `open` they go on at once with the leases put back so far: the policy
+  // prefers admitting to refusing when unsure.
+  const warmupMs = initial.onUnavailable === "closed" ? Math.ceil(slice / 3) + 1_000 : 0;
 
   function unavailable(error: unknown): QuotaLease {
     const time = now();
@@ -92,9 +103,8 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
     return { headers: {}, spend: () => {}, release: () => {} };
   }
 
-  // Renews the leases of this instance's running requests; unref'd, so it never holds the
-  // process open.
-  const renewal = setInterval(() => {
+  // Renews the leases of this instance's running requests (putting back any Redis lost).
+  const renewAll = () => {
     const time = now();
     for (const [id, lease] of open) {
       if (time >= lease.endsAt) {
@@ -102,14 +112,29 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
         continue;
       }
       redis
-        .run(RENEW_SCRIPT, lease.keys, [
-          lease.member,
-          Math.min(LEASE_SLICE_MS, lease.endsAt - time),
-        ])
+        .run(RENEW_SCRIPT, lease.keys, [lease.member, Math.min(slice, lease.endsAt - time)])
         .catch(() => {});
     }
-  }, slice / 3);
+  };
+  // Periodically, unref'd so it never holds the process open; and first thing on every
+  // reconnection, since the server may be a restarted one that lost every lease.
+  const renewal = setInterval(renewAll, slice / 3);
   renewal.unref();
+  // The marker, set once by this process's first connection, says that Redis still holds what
+  // it held since: gone later, Redis lost its data (and the leases with it).
+  let marked = false;
+  const mark = () =>
+    redis.run(MARK_SCRIPT, [marker], []).then(
+      () => {
+        marked = true;
+      },
+      () => {},
+    );
+  mark();
+  redis.whenReady(() => {
+    if (!marked) mark();
+    renewAll();
+  });
 
   return {
     configure(next) {
@@ -144,14 +169,24 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
           holder.concurrency ?? -1,
           holder.tpm ?? -1,
         ]),
+        warmupMs,
       ];
       let reply: number[];
       try {
-        reply = numbers(await redis.run(ACQUIRE_SCRIPT, keys, args));
+        reply = numbers(await redis.run(ACQUIRE_SCRIPT, [...keys, marker], args));
       } catch (error) {
+        // A script that timed out may still run once Redis catches up, admitting a request that
+        // was refused here: its admission and lease are taken back by a release sent on the same
+        // connection, which Redis runs after it.
+        const sets = keys.filter((_, index) => index % 3 !== 2); // rpm and lease sets
+        redis.run(RELEASE_SCRIPT, sets, [member]).catch(() => {});
         return unavailable(error);
       }
       const [verdict = 0, limit = 0, resetMs = 0, index = 0] = reply;
+      if (verdict === 4)
+        return unavailable(
+          new Error(`Redis lost its data; concurrency leases are being restored (${resetMs} ms)`),
+        );
       const refused = KINDS[verdict];
       if (refused) throw quotaExceeded(refused, limit, resetMs, limited[index] ?? limited[0]!);
       // 0, then the tightest rpm (limit, remaining, reset), tpm (same) and concurrency (-1: none).

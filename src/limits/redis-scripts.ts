@@ -11,10 +11,12 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 `;
 
 /**
- * KEYS: per budget holder, its rpm set, lease set and tpm hash. ARGV: lease member, lease ms,
- * window ms, holder count, then per holder its rpm, concurrency and tpm limits (-1: none).
+ * KEYS: per budget holder, its rpm set, lease set and tpm hash; then the restart marker (see
+ * {@link MARK_SCRIPT}). ARGV: lease member, lease ms, window ms, holder count, then per holder
+ * its rpm, concurrency and tpm limits (-1: none), then the warm-up ms after a restart (0: none).
  * Returns `{kind, limit, resetMs, holder}` for a refusal (1 rpm, 2 concurrency, 3 tpm; holder:
- * its index, from 0), else `{0,
+ * its index, from 0), `{4, 0, ms}` while leases may still be missing after Redis lost its data
+ * (the marker gone), else `{0,
  * rpm, rpmRemaining, rpmReset, tpm, tpmRemaining, tpmReset, concurrency}` of the tightest
  * budgets (-1: none), having spent one request and one lease of every budget.
  */
@@ -28,6 +30,22 @@ local holders = tonumber(ARGV[4])
 local rpmBest, rpmLeft, rpmReset = -1, 0, 0
 local tpmBest, tpmLeft, tpmReset = -1, 0, 0
 local concBest = -1
+-- A Redis that lost its data (a restart without persistence) lost the leases of running
+-- requests too: until their instances have put them back, no concurrency check can be trusted.
+local warmupMs = tonumber(ARGV[5 + holders * 3])
+for i = 0, holders - 1 do
+  if warmupMs <= 0 then break end
+  if tonumber(ARGV[6 + i * 3]) >= 0 then
+    local epochKey = KEYS[holders * 3 + 1]
+    local warmEnds = redis.call('GET', epochKey)
+    if not warmEnds then
+      redis.call('SET', epochKey, now + warmupMs)
+      return {4, 0, warmupMs, 0}
+    end
+    if now < tonumber(warmEnds) then return {4, 0, tonumber(warmEnds) - now, 0} end
+    break
+  end
+end
 for i = 0, holders - 1 do
   local rpmKey, concKey, tpmKey = KEYS[i * 3 + 1], KEYS[i * 3 + 2], KEYS[i * 3 + 3]
   local rpm = tonumber(ARGV[5 + i * 3])
@@ -84,7 +102,19 @@ return {0, rpmBest, rpmLeft, rpmReset, tpmBest, tpmLeft, tpmReset, concBest}
 `,
 };
 
-/** KEYS: the lease sets. ARGV: the member. Ends the lease in each. */
+/**
+ * KEYS: the restart marker. Set by an instance when it starts with Redis up: its absence later
+ * means Redis lost its data, and concurrency checks wait for the leases to be put back.
+ */
+export const MARK_SCRIPT: RedisScript = {
+  name: "mark",
+  lua: `
+redis.call('SET', KEYS[1], 0, 'NX')
+return 0
+`,
+};
+
+/** KEYS: the lease (and rpm) sets. ARGV: the member. Ends the lease (and admission) in each. */
 export const RELEASE_SCRIPT: RedisScript = {
   name: "release",
   lua: `

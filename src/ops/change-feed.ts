@@ -4,7 +4,8 @@
  * and updates (the cached key lookups of a whole key tree) and configuration reloads.
  * - With Redis (`REDIS_URL`): published on a pub/sub channel. After a reconnection the feed
  *   says so (`resync`), since what was published meanwhile is lost, and the receiver drops
- *   every cached key. While the subscription is down the feed is not `live`, and the key
+ *   every cached key. An event this instance could not publish is sent again once its Redis
+ *   link is back (a resync, when many are waiting). While the subscription is down the feed is not `live`, and the key
  *   cache falls back to polling (`liveCacheTtlMs`).
  * - Without Redis, on a database that several instances share: nothing is published; keys are
  *   looked up again every second (the cache lives a second), and the configuration file is
@@ -56,22 +57,37 @@ export async function redisChangeFeed(
     },
     () => options.onEvent({ type: "resync" }),
   );
+  // Events that could not be published (this instance's Redis link down while the others'
+  // is up, so they would trust their caches for the whole lifetime) are sent again as soon as
+  // the link is back; past a bound, one resync stands for all of them.
+  let unsent: ChangeEvent[] = [];
+  const send = (event: ChangeEvent) => {
+    redis.publish(CHANNEL, JSON.stringify({ from: options.instanceId, event })).catch((error) => {
+      options.logger.warn(
+        { err: error instanceof Error ? error.message : String(error), event: event.type },
+        "could not publish a change to the other instances (sent again when Redis is back)",
+      );
+      unsent =
+        unsent.length >= MAX_UNSENT || unsent[0]?.type === "resync"
+          ? [{ type: "resync" }]
+          : [...unsent, event];
+    });
+  };
+  redis.whenReady(() => {
+    const due = unsent;
+    unsent = [];
+    for (const event of due) send(event);
+  });
   return {
     get live() {
       return redis.ready;
     },
-    publish(event) {
-      redis
-        .publish(CHANNEL, JSON.stringify({ from: options.instanceId, event }))
-        .catch((error: unknown) =>
-          options.logger.warn(
-            { err: error instanceof Error ? error.message : String(error), event: event.type },
-            "could not publish a change to the other instances (they poll for it)",
-          ),
-        );
-    },
+    publish: send,
   };
 }
+
+/** How many unpublished events are kept before one resync replaces them. */
+const MAX_UNSENT = 100;
 
 /** A feed for a single instance, or several without Redis: nothing is sent, nothing heard. */
 export function silentChangeFeed(): ChangeFeed {

@@ -51,12 +51,19 @@ export function toRow(record: UsageRecord): UsageRecordsTable {
 }
 
 export function* entriesFor(entries: Queries["entries"], requestId: string) {
-  const rows = (yield entries({ requestId })) as Array<{ kind: string; hold_micros: number }>;
+  const rows = (yield entries({ requestId })) as Array<{
+    id: string;
+    kind: string;
+    hold_micros: number;
+  }>;
+  const closing = rows.find((row) => row.kind === "charge" || row.kind === "release");
   return {
     held: rows
       .filter((row) => row.kind === "hold")
       .reduce((sum, row) => sum + Number(row.hold_micros), 0),
-    closed: rows.some((row) => row.kind === "charge" || row.kind === "release"),
+    closed: closing !== undefined,
+    /** The id of the closing ledger row, when the request is closed. */
+    closedBy: closing?.id,
   };
 }
 
@@ -85,7 +92,7 @@ export function hotQueries(db: Kysely<Database>) {
     entries: queryTemplate((args: { requestId: string }) =>
       db
         .selectFrom("ledger_entries")
-        .select(["kind", "hold_micros"])
+        .select(["id", "kind", "hold_micros"])
         .where("request_id", "=", args.requestId),
     ),
     reserve: queryTemplate((args: { accountId: string; amount: number }) =>
@@ -167,7 +174,7 @@ export function ledgerRow(
   reason: string | null,
 ) {
   return {
-    id: newId("led"),
+    id: record.closingId ?? newId("led"),
     account_id: record.accountId,
     kind,
     amount_micros: amount,

@@ -36,6 +36,12 @@ export interface UsageRecord {
   endUser?: string | null;
   /** The request's `metadata` string pairs (at most 16). */
   metadata?: Record<string, string> | null;
+  /**
+   * The id of the ledger row that closes the request. The store sets it on the first attempt
+   * to write the closing, so a later attempt with the same record can tell its own closing
+   * (committed, its reply lost) from one written by another path (a recovery, a sweep).
+   */
+  closingId?: string;
 }
 
 export interface HoldInput {
@@ -144,9 +150,11 @@ export interface BillingStore {
   placeHold(input: HoldInput): Promise<HoldResult>;
   /**
    * Charges the request's cost, returns its hold and writes its usage record, in one
-   * transaction. Idempotent per request id: a second call changes nothing.
+   * transaction. Idempotent per request id: a second call changes nothing. `ownClosing` says
+   * whether a request found closed was closed by this record (an earlier attempt of the same
+   * settlement that committed) rather than by another path.
    */
-  settle(record: UsageRecord): Promise<{ alreadySettled: boolean }>;
+  settle(record: UsageRecord): Promise<{ alreadySettled: boolean; ownClosing: boolean }>;
   /** Returns the hold without charging and records the failed request. Idempotent. */
   releaseHold(record: UsageRecord, reason: string): Promise<void>;
   /** Releases holds with no charge or release, created before `createdBefore`. */

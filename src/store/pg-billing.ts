@@ -163,7 +163,10 @@ export function pgBillingStatements(db: Kysely<Database>) {
               sql`${cost} > 0 and exists (select 1 from closing)`,
             )}
           )
-          select count(*) as closed from closing`.compile(db),
+          select count(*) as closed, (select id from ledger_entries
+              where request_id = ${a.request_id} and kind in ('charge', 'release')
+              limit 1) as closed_by
+          from closing`.compile(db),
     };
   });
 
@@ -194,17 +197,26 @@ export function pgBillingStore(
 ): Pick<BillingStore, "placeHold" | "settle" | "releaseHold" | "recordInflight"> {
   const statements = pgBillingStatements(db);
   const q = hotQueries(db);
+  /**
+   * Writes the closing; `closed` is false when the request was closed already, and `closedBy`
+   * then names that closing's ledger row (the statement's reads see the table as it was before
+   * its own insert).
+   */
   const close = async (record: UsageRecord, kind: "charge" | "release", reason: string | null) => {
-    const { rows } = await db.executeQuery<{ closed: unknown }>(
+    record.closingId ??= newId("led");
+    const { rows } = await db.executeQuery<{ closed: unknown; closed_by: unknown }>(
       statements.close({
         usage: toRow(record),
-        ledgerId: newId("led"),
+        ledgerId: record.closingId,
         kind,
         reason,
         now: Date.now(),
       }),
     );
-    return Number(rows[0]?.closed ?? 0) > 0;
+    return {
+      closed: Number(rows[0]?.closed ?? 0) > 0,
+      closedBy: typeof rows[0]?.closed_by === "string" ? rows[0].closed_by : undefined,
+    };
   };
   return {
     async placeHold(input) {
@@ -254,7 +266,8 @@ export function pgBillingStore(
       });
     },
     async settle(record) {
-      return { alreadySettled: !(await close(record, "charge", null)) };
+      const { closed, closedBy } = await close(record, "charge", null);
+      return { alreadySettled: !closed, ownClosing: closed || closedBy === record.closingId };
     },
     async releaseHold(record, reason) {
       await close({ ...record, costMicros: 0 }, "release", reason);

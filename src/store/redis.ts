@@ -30,6 +30,11 @@ export interface RedisConnection {
     onMessage: (message: string) => void,
     onResubscribed: () => void,
   ): Promise<void>;
+  /**
+   * Calls `listener` each time the command connection is (re)established, before any command
+   * sent after it: what Redis lost in a restart can be put back first.
+   */
+  whenReady(listener: () => void): void;
   /** True while both connections are up. */
   readonly ready: boolean;
   /** Prefix of every key and channel (`redis.key_prefix`). */
@@ -100,7 +105,11 @@ export async function connectRedis(options: RedisOptions): Promise<RedisConnecti
   // lease's release sent after its renewal, or before the client's next request, is never
   // overtaken by a call whose script was already loaded).
   const sent = new Set<string>();
-  commands.on("ready", () => sent.clear());
+  const readyListeners: Array<() => void> = [];
+  commands.on("ready", () => {
+    sent.clear();
+    for (const listener of readyListeners) listener();
+  });
 
   return {
     get ready() {
@@ -119,6 +128,9 @@ export async function connectRedis(options: RedisOptions): Promise<RedisConnecti
         if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
         return commands.eval(script.lua, keys.length, ...keys, ...args);
       }
+    },
+    whenReady(listener) {
+      readyListeners.push(listener);
     },
     async publish(channel, message) {
       await commands.publish(options.prefix + channel, message);

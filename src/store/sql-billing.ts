@@ -169,16 +169,17 @@ export function sqlBillingStore(
 
     settle(record) {
       const inMemory = holds?.amountOf(record.requestId) ?? 0;
+      record.closingId ??= newId("led");
       const settled = transactions.run(
         function* () {
-          const { held, closed } = yield* entriesFor(q.entries, record.requestId);
-          if (closed) return { alreadySettled: true };
+          const { held, closed, closedBy } = yield* entriesFor(q.entries, record.requestId);
+          if (closed) return { alreadySettled: true, ownClosing: closedBy === record.closingId };
           if (!holds || holds.recorded(record.requestId))
             yield q.deleteInflight({ requestId: record.requestId });
           yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
           yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
           yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory }));
-          return { alreadySettled: false };
+          return { alreadySettled: false, ownClosing: true };
         },
         aloneIn(holds, 1),
       );

@@ -119,11 +119,14 @@ function storeSuite(
         ...HOLD_DEFAULTS,
         amountMicros: 5_000,
       });
-      expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({
-        alreadySettled: false,
-      });
+      const first = record(accountId, `${accountId}-r1`, 1_234);
+      expect(await store.settle(first)).toEqual({ alreadySettled: false, ownClosing: true });
+      // The same settlement again (its first reply lost) knows the closing for its own; another
+      // closing of the request does not.
+      expect(await store.settle(first)).toEqual({ alreadySettled: true, ownClosing: true });
       expect(await store.settle(record(accountId, `${accountId}-r1`, 1_234))).toEqual({
         alreadySettled: true,
+        ownClosing: false,
       });
       await store.releaseHold(record(accountId, `${accountId}-r1`, 0), "late release");
       const after = await store.findAccountById(accountId);
