@@ -12,6 +12,7 @@ export interface LineItem {
     | "input"
     | "cached_input"
     | "cache_write"
+    | "cache_write_1h"
     | "output"
     | "reasoning"
     | "images"
@@ -47,21 +48,35 @@ function lineItem(
   return { item, units: Math.max(0, units), unitPriceMicros, per, costMicros };
 }
 
+/** A count as priced: a non-negative safe integer, anything else 0. */
+const units = (value: number | undefined): number =>
+  value !== undefined && Number.isSafeInteger(value) && value > 0 ? value : 0;
+
 export function priceTokens(pricing: Pricing, usage: TokenUsage): LineItem[] {
   const prices = pricing.per_1m_tokens;
   if (!prices) return [];
   const M = 1_000_000;
-  const { cacheRead, cacheWrite } = usage.input;
-  // Cached reads and cache writes are part of `input.total`; each token is priced exactly once.
-  const freshInput = Math.max(0, usage.input.total - cacheRead - cacheWrite);
-  const reasoning = Math.min(usage.output.reasoning, usage.output.total);
+  // Cached reads and cache writes are part of `input.total`, long writes part of the writes,
+  // reasoning part of the output: each token is priced exactly once, whatever a vendor reported.
+  const inputTotal = units(usage.input.total);
+  const cacheRead = Math.min(units(usage.input.cacheRead), inputTotal);
+  const cacheWrite = Math.min(units(usage.input.cacheWrite), inputTotal - cacheRead);
+  const longWrite = Math.min(units(usage.input.cacheWriteLong), cacheWrite);
+  const outputTotal = units(usage.output.total);
+  const reasoning = Math.min(units(usage.output.reasoning), outputTotal);
   return [
-    lineItem("input", freshInput, prices.input, M),
+    lineItem("input", inputTotal - cacheRead - cacheWrite, prices.input, M),
     lineItem("cached_input", cacheRead, prices.cached_input ?? prices.input, M),
-    lineItem("cache_write", cacheWrite, prices.cache_write ?? prices.input, M),
-    lineItem("output", usage.output.total - reasoning, prices.output, M),
+    lineItem("cache_write", cacheWrite - longWrite, prices.cache_write ?? prices.input, M),
+    lineItem("cache_write_1h", longWrite, longCacheWritePrice(prices), M),
+    lineItem("output", outputTotal - reasoning, prices.output, M),
     lineItem("reasoning", reasoning, prices.reasoning ?? prices.output, M),
   ].filter((item) => item.units > 0);
+}
+
+/** A 1-hour cache write's price: as configured, else Anthropic's rate, twice the input's. */
+export function longCacheWritePrice(prices: { input: number; cache_write_1h?: number }): number {
+  return prices.cache_write_1h ?? prices.input * 2;
 }
 
 export function imagePrice(pricing: Pricing, size?: string, quality?: string): number {

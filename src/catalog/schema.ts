@@ -39,6 +39,7 @@ export const Pricing = Type.Object(
           output: Micros,
           cached_input: Type.Optional(Micros),
           cache_write: Type.Optional(Micros),
+          cache_write_1h: Type.Optional(Micros),
           reasoning: Type.Optional(Micros),
         },
         { additionalProperties: false, description: "Micro-USD per 1,000,000 tokens." },

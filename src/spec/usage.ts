@@ -13,6 +13,11 @@ export interface TokenUsage {
     cacheRead: number;
     /** Prompt tokens written into the vendor's prompt cache. */
     cacheWrite: number;
+    /**
+     * Of `cacheWrite`, the tokens written for a long lifetime (Anthropic's 1-hour cache), which
+     * the vendor bills at a higher rate. Absent: none.
+     */
+    cacheWriteLong?: number;
   };
   output: {
     /** All generated tokens, reasoning included. */

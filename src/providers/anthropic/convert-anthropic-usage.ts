@@ -2,28 +2,33 @@
  * @module providers/anthropic/convert-anthropic-usage
  * Converts Anthropic usage to the normalized form. Anthropic's `input_tokens` excludes cache
  * reads and cache writes, so the normalized `input.total` adds them back. Anthropic does not
- * report thinking tokens apart from `output_tokens`, so `output.reasoning` stays 0.
+ * report thinking tokens apart from `output_tokens`, so `output.reasoning` stays 0. Writes to
+ * the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`), billed at a higher rate than
+ * 5-minute ones, are `input.cacheWriteLong`.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#tracking-cache-performance
  */
 import type { TokenUsage } from "../../spec/index.ts";
+import { reportedTokenUsage, tokenCount } from "../kit/token-counts.ts";
 import type { AnthropicUsage } from "./anthropic-api.ts";
-
-const count = (value: unknown): number => (typeof value === "number" ? value : 0);
 
 export function convertAnthropicUsage(raw: unknown): TokenUsage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
-  const usage = raw as AnthropicUsage;
-  if (typeof usage.input_tokens !== "number" && typeof usage.output_tokens !== "number") {
-    return undefined;
-  }
-  const cacheRead = count(usage.cache_read_input_tokens);
-  const cacheWrite = count(usage.cache_creation_input_tokens);
-  return {
-    input: { total: count(usage.input_tokens) + cacheRead + cacheWrite, cacheRead, cacheWrite },
-    output: { total: count(usage.output_tokens), reasoning: 0 },
-    source: "upstream",
-    raw,
+  const usage = raw as AnthropicUsage & {
+    cache_creation?: { ephemeral_1h_input_tokens?: unknown } | null;
   };
+  const fresh = tokenCount(usage.input_tokens);
+  const cacheRead = tokenCount(usage.cache_read_input_tokens) ?? 0;
+  const cacheWrite = tokenCount(usage.cache_creation_input_tokens) ?? 0;
+  return reportedTokenUsage(
+    {
+      inputTotal: fresh === undefined ? undefined : fresh + cacheRead + cacheWrite,
+      outputTotal: usage.output_tokens,
+      cacheRead,
+      cacheWrite,
+      cacheWriteLong: usage.cache_creation?.ephemeral_1h_input_tokens,
+    },
+    raw,
+  );
 }
 
 /**

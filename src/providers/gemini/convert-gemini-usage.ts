@@ -6,26 +6,30 @@
  * @see https://ai.google.dev/api/generate-content#UsageMetadata
  */
 import type { TokenUsage } from "../../spec/index.ts";
+import { reportedTokenUsage, tokenCount } from "../kit/token-counts.ts";
 import type { GeminiUsageMetadata } from "./gemini-api-types.ts";
-
-const count = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) ? value : 0;
 
 export function convertGeminiUsage(raw: unknown): TokenUsage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const usage = raw as GeminiUsageMetadata;
-  if (typeof usage.promptTokenCount !== "number" && typeof usage.candidatesTokenCount !== "number")
-    return undefined;
-  const reasoning = count(usage.thoughtsTokenCount);
-  return {
-    input: {
+  const prompt = tokenCount(usage.promptTokenCount);
+  const candidates = tokenCount(usage.candidatesTokenCount);
+  const reasoning = tokenCount(usage.thoughtsTokenCount) ?? 0;
+  // An answer of thoughts only (or nothing) may leave `candidatesTokenCount` out.
+  const output =
+    candidates ??
+    (prompt !== undefined && usage.candidatesTokenCount === undefined ? 0 : undefined);
+  return reportedTokenUsage(
+    {
       // Tokens of tool-use prompts (e.g. search results) are billed as input as well.
-      total: count(usage.promptTokenCount) + count(usage.toolUsePromptTokenCount),
-      cacheRead: count(usage.cachedContentTokenCount),
-      cacheWrite: 0,
+      inputTotal:
+        prompt === undefined
+          ? undefined
+          : prompt + (tokenCount(usage.toolUsePromptTokenCount) ?? 0),
+      outputTotal: output === undefined ? undefined : output + reasoning,
+      cacheRead: usage.cachedContentTokenCount,
+      reasoning,
     },
-    output: { total: count(usage.candidatesTokenCount) + reasoning, reasoning },
-    source: "upstream",
     raw,
-  };
+  );
 }

@@ -7,6 +7,7 @@
 import { type ChatFinishReason, type TokenUsage, UpstreamError } from "../../spec/index.ts";
 import type { UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
+import { reportedTokenUsage, tokenCount } from "../kit/token-counts.ts";
 
 export function mapOpenAIFinishReason(reason: unknown): ChatFinishReason {
   switch (reason) {
@@ -25,32 +26,42 @@ export function mapOpenAIFinishReason(reason: unknown): ChatFinishReason {
 }
 
 interface OpenAIUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
-  completion_tokens_details?: { reasoning_tokens?: number } | null;
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  total_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
   /** DeepSeek reports cache hits this way. */
-  prompt_cache_hit_tokens?: number;
+  prompt_cache_hit_tokens?: unknown;
+}
+
+/**
+ * OpenAI counts reasoning inside `completion_tokens`; xAI reports it beside them, with
+ * `total_tokens` = prompt + completion + reasoning. The total tells the two apart.
+ */
+function outputTotal(usage: OpenAIUsage): unknown {
+  const completion = tokenCount(usage.completion_tokens);
+  const reasoning = tokenCount(usage.completion_tokens_details?.reasoning_tokens) ?? 0;
+  const prompt = tokenCount(usage.prompt_tokens);
+  const total = tokenCount(usage.total_tokens);
+  if (completion === undefined || prompt === undefined || total === undefined || reasoning === 0)
+    return usage.completion_tokens;
+  return total >= prompt + completion + reasoning ? completion + reasoning : completion;
 }
 
 export function convertOpenAIUsage(raw: unknown): TokenUsage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const usage = raw as OpenAIUsage;
-  if (typeof usage.prompt_tokens !== "number" && typeof usage.completion_tokens !== "number")
-    return undefined;
-  return {
-    input: {
-      total: usage.prompt_tokens ?? 0,
-      cacheRead: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0,
-      cacheWrite: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+  return reportedTokenUsage(
+    {
+      inputTotal: usage.prompt_tokens,
+      outputTotal: outputTotal(usage),
+      cacheRead: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens,
+      cacheWrite: usage.prompt_tokens_details?.cache_write_tokens,
+      reasoning: usage.completion_tokens_details?.reasoning_tokens,
     },
-    output: {
-      total: usage.completion_tokens ?? 0,
-      reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
-    },
-    source: "upstream",
     raw,
-  };
+  );
 }
 
 export function readOpenAIErrorFields(body: unknown): { message?: string; code?: string } {
