@@ -13,7 +13,12 @@ import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
-import type { CallWarning, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
+import {
+  type CallWarning,
+  type EmbeddingModel,
+  type EmbeddingResult,
+  UpstreamError,
+} from "../../spec/index.ts";
 import { encodeEmbedding, fitDimensions } from "./encode-embedding.ts";
 import { embeddingTokenUsage, TOKENIZER_MARGIN } from "./estimate-embedding-cost.ts";
 import { defaultBackoffMs, runEmbeddingBatch } from "./run-embedding-batch.ts";
@@ -81,6 +86,17 @@ async function embedOnRoute(
       signal: context.signal,
     },
   );
+  const lengths = new Set(results.flatMap((result) => result.embeddings.map((v) => v.length)));
+  const [length] = lengths;
+  // Vectors of one request are all of one size, and at least the size asked for (a longer one
+  // is truncated below); anything else cannot be used by the client, and is not billed.
+  if (lengths.size > 1 || (dimensions !== undefined && length !== undefined && length < dimensions))
+    throw new UpstreamError({
+      kind: "protocol",
+      message: `Upstream answered vectors of ${[...lengths].join(", ")} dimensions${
+        dimensions === undefined ? "" : ` for ${dimensions}`
+      }.`,
+    });
   return { route, parts, results };
 }
 

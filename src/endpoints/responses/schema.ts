@@ -25,6 +25,15 @@ const OutputText = Type.Object({
 });
 const Refusal = Type.Object({ type: Type.Literal("refusal"), refusal: Type.String() });
 const ContentPart = Type.Union([InputText, InputImage, OutputText, Refusal]);
+const SummaryPart = Type.Object({ type: Type.Literal("summary_text"), text: Type.String() });
+const ReasoningPart = Type.Object({ type: Type.Literal("reasoning_text"), text: Type.String() });
+/** The fields each content part may carry, by its type (what is stored of it). */
+export const CONTENT_PART_FIELDS: Record<string, readonly string[]> = Object.fromEntries(
+  [InputText, InputImage, OutputText, Refusal, SummaryPart, ReasoningPart].map((part) => [
+    part.properties.type.const,
+    Object.keys(part.properties),
+  ]),
+);
 export type ResponsesContentPart = Static<typeof ContentPart>;
 
 const ItemTag = {
@@ -60,13 +69,10 @@ export const FunctionCallOutputItem = Type.Object({
   ...ItemTag,
 });
 
-const SummaryText = Type.Object({ type: Type.Literal("summary_text"), text: Type.String() });
-const ReasoningText = Type.Object({ type: Type.Literal("reasoning_text"), text: Type.String() });
-
 export const ReasoningItem = Type.Object({
   type: Type.Literal("reasoning"),
-  summary: Type.Array(SummaryText),
-  content: Type.Optional(Type.Array(ReasoningText)),
+  summary: Type.Array(SummaryPart),
+  content: Type.Optional(Type.Array(ReasoningPart)),
   encrypted_content: Type.Optional(Type.String()),
   ...ItemTag,
 });
@@ -85,6 +91,16 @@ const InputItem = Type.Union([
   ItemReference,
 ]);
 export type ResponsesInputItem = Static<typeof InputItem>;
+/** The fields each input item may carry, by its type (what is stored of it). */
+export const ITEM_FIELDS: Record<string, readonly string[]> = {
+  message: Object.keys(MessageItem.properties),
+  ...Object.fromEntries(
+    [FunctionCallItem, FunctionCallOutputItem, ReasoningItem, ItemReference].map((item) => [
+      item.properties.type.const,
+      Object.keys(item.properties),
+    ]),
+  ),
+};
 
 /** Hosted tools the vendor runs and bills per use: they pass the schema and are refused. */
 export const HOSTED_TOOL_TYPES = [

@@ -8,9 +8,10 @@
  */
 import type { EmbeddingCallOptions, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
+import { tokenCount } from "../kit/token-counts.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { readOpenAIError } from "./map-openai-response.ts";
-import { readEmbeddingList, readTokenCount } from "./openai-embedding-response.ts";
+import { readEmbeddingList } from "./openai-embedding-response.ts";
 
 export interface EmbeddingLimits {
   inputs: number;
@@ -83,8 +84,7 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
         (typeof body.id === "string" ? body.id : undefined);
       return {
         embeddings: readEmbeddingList(body, options.inputs.length),
-        tokens:
-          readTokenCount(body.usage?.prompt_tokens) ?? readTokenCount(body.usage?.total_tokens),
+        tokens: tokenCount(body.usage?.prompt_tokens) ?? tokenCount(body.usage?.total_tokens),
         ...(requestId ? { upstreamRequestId: requestId } : {}),
         servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
         warnings: [],

@@ -16,6 +16,7 @@ import type {
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
 import { decodeSseBatches, parseEventObject } from "../kit/sse-decoder.ts";
+import { reportedTokenUsage } from "../kit/token-counts.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { readOpenAIError } from "./map-openai-response.ts";
 
@@ -28,31 +29,29 @@ export interface OpenAIResponsesConfig {
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 interface ResponsesUsage {
-  input_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
-  output_tokens?: number;
-  output_tokens_details?: { reasoning_tokens?: number } | null;
+  input_tokens?: unknown;
+  input_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+  output_tokens?: unknown;
+  output_tokens_details?: { reasoning_tokens?: unknown } | null;
 }
 
-/** The Responses API's usage object in normalized form (input includes cached tokens). */
+/**
+ * The Responses API's usage object in normalized form (input includes cached tokens), or
+ * undefined when it is not a whole report (the gateway then counts both sides itself).
+ */
 export function convertResponsesUsage(raw: unknown): TokenUsage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const usage = raw as ResponsesUsage;
-  if (typeof usage.input_tokens !== "number" && typeof usage.output_tokens !== "number")
-    return undefined;
-  return {
-    input: {
-      total: usage.input_tokens ?? 0,
-      cacheRead: usage.input_tokens_details?.cached_tokens ?? 0,
-      cacheWrite: usage.input_tokens_details?.cache_write_tokens ?? 0,
+  return reportedTokenUsage(
+    {
+      inputTotal: usage.input_tokens,
+      outputTotal: usage.output_tokens,
+      cacheRead: usage.input_tokens_details?.cached_tokens,
+      cacheWrite: usage.input_tokens_details?.cache_write_tokens,
+      reasoning: usage.output_tokens_details?.reasoning_tokens,
     },
-    output: {
-      total: usage.output_tokens ?? 0,
-      reasoning: usage.output_tokens_details?.reasoning_tokens ?? 0,
-    },
-    source: "upstream",
     raw,
-  };
+  );
 }
 
 export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {

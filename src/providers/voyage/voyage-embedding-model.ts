@@ -9,11 +9,9 @@
 import type { EmbeddingCallOptions, EmbeddingModel, EmbeddingResult } from "../../spec/index.ts";
 import { type HttpClient, headerValue, type UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
+import { tokenCount } from "../kit/token-counts.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
-import {
-  readEmbeddingList,
-  readTokenCount,
-} from "../openai-compatible/openai-embedding-response.ts";
+import { readEmbeddingList } from "../openai-compatible/openai-embedding-response.ts";
 
 export const VOYAGE_MAX_INPUTS = 1000;
 
@@ -92,7 +90,7 @@ export class VoyageEmbeddingModel implements EmbeddingModel {
       const body = answer as { model?: unknown; usage?: { total_tokens?: unknown } | null };
       return {
         embeddings: readEmbeddingList(body, options.inputs.length),
-        tokens: readTokenCount(body.usage?.total_tokens),
+        tokens: tokenCount(body.usage?.total_tokens),
         ...(requestId ? { upstreamRequestId: requestId } : {}),
         servedBy: typeof body.model === "string" ? body.model : options.upstreamModel,
         warnings: [],
