@@ -241,7 +241,8 @@ async function runModelCall<S extends TSchema>(
       kind: "long",
       result,
       deliver: async (sink) => {
-        await deliverLongResult(result, sink, {
+        // A delivery that throws still ends the call for the request's trace.
+        const delivered = deliverLongResult(result, sink, {
           logger: services.logger,
           requestId,
           lease,
@@ -252,6 +253,10 @@ async function runModelCall<S extends TSchema>(
           beginDelivery: () => held.beginDelivery(),
           settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
+        });
+        await delivered.catch((error: unknown) => {
+          trace?.callEnded();
+          throw error;
         });
         // A stream the upstream broke mid-way counts against its route's health.
         if (served.route && result.interrupted?.() === true)
@@ -268,6 +273,7 @@ async function runModelCall<S extends TSchema>(
   } catch (error) {
     lease.release();
     if (settlement === undefined) await reservation?.release("request failed");
+    trace?.callEnded();
     throw error;
   }
 }
@@ -334,6 +340,7 @@ function logCompleted(
     costMicros,
     aborted: input.signal.aborted,
   });
+  input.trace?.callEnded();
   if (!services.logger.isLevelEnabled("info")) return;
   services.logger.info(
     {

@@ -125,6 +125,10 @@ export interface ModelEndpoint<S extends TSchema> {
   response?: TSchema;
   /** Media type of a non-JSON success body (e.g. `audio/mpeg`), for the OpenAPI document. */
   responseContentType?: string;
+  /** The success status when it is not 200 (a video task's submission: 202), for OpenAPI. */
+  successStatus?: number;
+  /** `stream: true` answers Server-Sent Events (`text/event-stream`), for OpenAPI. */
+  streams?: boolean;
   dialect: ErrorDialect | ((model: CatalogModel | undefined) => ErrorDialect);
   /**
    * How a model name that resolves to nothing is answered: `404 model_not_found` with close ids

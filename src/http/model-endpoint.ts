@@ -40,6 +40,8 @@ export function registerModelEndpoint<S extends TSchema>(
     bodyContentType: endpoint.bodyContentType,
     response: endpoint.response,
     responseContentType: endpoint.responseContentType,
+    successStatus: endpoint.successStatus,
+    streams: endpoint.streams,
   });
 
   // Authenticate before the body is read: an anonymous client gets its 401 without the

@@ -18,7 +18,9 @@ export interface RouteDoc {
   response?: TSchema;
   /** Response media type when it is not JSON (e.g. `audio/mpeg`, `text/event-stream`). */
   responseContentType?: string;
-  successStatus?: number;
+  successStatus?: number | undefined;
+  /** With `stream: true` the success body is Server-Sent Events instead of JSON. */
+  streams?: boolean | undefined;
   /** `false` for the few routes that need no key (health, register, login). */
   security?: boolean;
 }
@@ -89,6 +91,14 @@ export function buildOpenApiDocument(
           "application/json": {
             schema: doc.response ? plainSchema(doc.response) : { type: "object" },
           },
+          ...(doc.streams && {
+            "text/event-stream": {
+              schema: {
+                type: "string",
+                description: "Server-Sent Events, when the request sets `stream: true`.",
+              },
+            },
+          }),
         };
     paths[path] ??= {};
     paths[path][doc.method.toLowerCase()] = {

@@ -127,6 +127,12 @@ export class RequestTrace {
   #model = "";
   #attempt: Span | undefined;
   #attemptContext: Context | undefined;
+  /** A model call is under way: the span waits for it to record its outcome before ending. */
+  #callUnderWay = false;
+  /** How the response ended, once it has, while the span waits for the model call. */
+  #ended: { status: number; errorCode: string | undefined; at: number } | undefined;
+  #finished = false;
+  #waiting: ReturnType<typeof setTimeout> | undefined;
 
   constructor(tracer: Tracer, span: Span) {
     this.#tracer = tracer;
@@ -143,6 +149,7 @@ export class RequestTrace {
 
   /** The request is a model call: its endpoint, model, caller (ids only) and request ids. */
   describe(call: ModelCallDescription): void {
+    this.#callUnderWay = true;
     this.#endpoint = call.endpoint;
     this.#model = call.model;
     this.span.setAttributes({
@@ -219,15 +226,47 @@ export class RequestTrace {
     span.end();
   }
 
-  /** Ends the request span with the status sent (5xx is an error; 4xx is the client's). */
+  /**
+   * The model call is over (answered, failed or delivered): a response that already ended
+   * (a client that hung up mid-stream) ends its span now, with the call's outcome on it.
+   */
+  callEnded(): void {
+    this.#callUnderWay = false;
+    if (this.#ended) this.#finish();
+  }
+
+  /**
+   * The response ended with the status sent (5xx is an error; 4xx is the client's). While a
+   * model call is still under way (a client that left: its settlement and attempt come later)
+   * the span ends when the call does, at this moment's time, or after a minute at the latest.
+   */
   end(status: number, errorCode: string | undefined): void {
-    this.#attempt?.end();
-    this.span.setAttribute("http.response.status_code", status);
-    if (errorCode !== undefined) this.span.setAttribute("error.type", errorCode);
-    if (status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
-    this.span.end();
+    if (this.#ended || this.#finished) return;
+    this.#ended = { status, errorCode, at: Date.now() };
+    if (!this.#callUnderWay) {
+      this.#finish();
+      return;
+    }
+    this.#waiting = setTimeout(() => this.#finish(), CALL_WAIT_MS);
+    this.#waiting.unref?.();
+  }
+
+  #finish(): void {
+    const ended = this.#ended;
+    if (this.#finished || !ended) return;
+    this.#finished = true;
+    clearTimeout(this.#waiting);
+    // An attempt still open has lost its client (or its call never said how it ended).
+    if (this.#attempt) this.attemptEnded({ outcome: "aborted", durationMs: 0 });
+    this.span.setAttribute("http.response.status_code", ended.status);
+    if (ended.errorCode !== undefined) this.span.setAttribute("error.type", ended.errorCode);
+    if (ended.status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.end(ended.at);
   }
 }
+
+/** The longest a request span waits, after its response ended, for its model call's outcome. */
+const CALL_WAIT_MS = 60_000;
 
 /** What `startRequestTrace` needs of an HTTP request. */
 export interface TracedRequest {
@@ -247,17 +286,34 @@ export function startRequestTrace(tracer: Tracer, request: TracedRequest): Reque
     request.headers.traceparent === undefined
       ? ROOT_CONTEXT
       : propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
+  const method = KNOWN_METHODS.has(request.method) ? request.method : "_OTHER";
   const attributes: Attributes = {
-    "http.request.method": request.method,
+    "http.request.method": method,
     "url.scheme": request.scheme,
   };
   if (request.route !== undefined) attributes["http.route"] = request.route;
   const agent = request.headers["user-agent"];
   if (typeof agent === "string") attributes["user_agent.original"] = agent;
-  const name = request.route === undefined ? request.method : `${request.method} ${request.route}`;
+  // The conventions' names: `{method} {route}`, `{method}` without a route, `HTTP` for a
+  // method outside the known ones.
+  const verb = method === "_OTHER" ? "HTTP" : method;
+  const name = request.route === undefined ? verb : `${verb} ${request.route}`;
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return new RequestTrace(tracer, span);
 }
+
+/** The HTTP methods the conventions name; any other is recorded as `_OTHER`. */
+const KNOWN_METHODS = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "CONNECT",
+  "TRACE",
+]);
 
 const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
 /** At least this much of `tracestate` is passed on (the W3C minimum). */

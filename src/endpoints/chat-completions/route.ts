@@ -14,6 +14,7 @@ import { validateChatRequest } from "./validate-chat-request.ts";
 export const chatCompletionsEndpoint: ModelEndpoint<typeof ChatCompletionRequest> = {
   method: "POST",
   path: "/v1/chat/completions",
+  streams: true,
   summary:
     "Create a chat completion (OpenAI protocol; `stream: true` answers with Server-Sent Events).",
   tags: ["chat"],

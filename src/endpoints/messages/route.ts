@@ -25,6 +25,7 @@ import { CountTokensRequest, MessagesRequest } from "./schema.ts";
 export const messagesEndpoint: ModelEndpoint<typeof MessagesRequest> = {
   method: "POST",
   path: "/v1/messages",
+  streams: true,
   summary:
     "Create a message (Anthropic Messages protocol, any chat model; `stream: true` for events).",
   tags: ["messages"],

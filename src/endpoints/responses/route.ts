@@ -28,6 +28,7 @@ import {
 export const responsesEndpoint: ModelEndpoint<typeof ResponsesRequest> = {
   method: "POST",
   path: "/v1/responses",
+  streams: true,
   summary:
     "Create a response (OpenAI Responses API, any chat model; `stream: true` for events; `store` keeps it for `previous_response_id`).",
   tags: ["responses"],

@@ -31,6 +31,7 @@ export const videoGenerationsEndpoint: ModelEndpoint<typeof VideoGenerationReque
   kinds: ["video"],
   body: VideoGenerationRequest,
   response: VideoTaskRecord,
+  successStatus: 202,
   dialect: videoDialect,
   holdsItself: true,
   validateForModel: (body, model) => {
