@@ -76,7 +76,10 @@ describe("observability, hostile: spans of requests the client abandons", () => 
         key: gateway.adminKey,
         signal: abort.signal,
         headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
-        json: { model: "gpt-4o-mini", messages: [{ role: "user", content: "[[sandbox:delay=1500]] x" }] },
+        json: {
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: "[[sandbox:delay=1500]] x" }],
+        },
       })
       .catch(() => undefined);
     await expect
