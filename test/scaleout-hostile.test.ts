@@ -211,6 +211,51 @@ describe.skipIf(!available)(
         [{ status: "failed", cost: 0 }],
       );
     });
+    it("stops a stream a peer settled while its instance was cut off from PostgreSQL", async () => {
+      // The stream's version of the case above: instance A streams a long answer, loses
+      // PostgreSQL past instance_timeout_seconds, and B settles the request at its last
+      // checkpoint. When A's connection is back, its next checkpoint finds the request's
+      // in-flight row gone: it stops the stream there instead of delivering the rest free.
+      const db = await database();
+      const prefix = `scaleout-${randomBase62(8)}:`;
+      const settings = { billing: { instance_timeout_seconds: 5, checkpoint_seconds: 1 } };
+      const b = await instance(db.url, REDIS_URL, prefix, settings);
+      const adminKey = b.gateway.bootstrapKey!;
+      const proxy = await proxyTo(pgPort());
+      const viaProxy = new URL(db.url);
+      viaProxy.hostname = "127.0.0.1";
+      viaProxy.port = String(proxy.port);
+      const a = await instance(viaProxy.toString(), REDIS_URL, prefix, settings);
+      const payer = await user(b, adminKey, 10_000_000);
+      const response = await a.request("/v1/chat/completions", {
+        key: payer.key,
+        json: {
+          model: "gpt-4o-mini",
+          max_tokens: 400,
+          stream: true,
+          messages: [{ role: "user", content: "[[sandbox:chunk-delay=100;words=300]] a story" }],
+        },
+      });
+      expect(response.status).toBe(200);
+      const requestId = response.headers.get("x-request-id");
+      const text = response.text();
+      await sleep(1_500); // delivering, with a checkpoint or two written
+      await proxy.down();
+      await sleep(8_000); // > instance_timeout_seconds, and a sweep of B's
+      await proxy.up();
+      const body = await text;
+      await sleep(1_500);
+      // The answer (300 words at 100 ms a chunk: ~30 s) was cut short, not delivered to its end.
+      expect(body).not.toContain('"finish_reason":"stop"');
+      expect(body).not.toContain("[DONE]");
+      const closings = await query<{ kind: string; cost: string }>(
+        db.url,
+        "select kind, -amount_micros as cost from ledger_entries where request_id = $1 and kind in ('charge', 'release')",
+        [requestId],
+      );
+      expect(closings).toHaveLength(1);
+    });
+
     it("keeps a concurrency limit across instances right after a Redis restart", async () => {
       // Infrastructure fault: Redis restarts (no persistence, as the cluster helper runs it) while
       // a key with concurrency 1 has a long stream running on instance A. The stream's lease is

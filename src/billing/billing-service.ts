@@ -199,6 +199,8 @@ export function createLedgerBilling(
       }
       const floor = Math.max(0, Math.min(hold, Math.floor(input.floorMicros ?? 0)));
       let settled: Promise<Settlement> | undefined;
+      /** The in-flight row was written (a stream started delivering). */
+      let recorded = false;
       return {
         heldMicros: hold,
         settle(usage, details = {}) {
@@ -236,13 +238,15 @@ export function createLedgerBilling(
           return settled;
         },
         async beginDelivery() {
-          if (hold > 0) await store.recordInflight(input.requestId, floor);
+          if (hold === 0) return;
+          await store.recordInflight(input.requestId, floor);
+          recorded = true;
         },
         async checkpoint(usage) {
           if (settled || hold === 0) return;
           const { costMicros, breakdown } = priceWithinHold(input.model, usage, hold);
           const { requestId: _id, ...record } = usageRecord(input, usage, started, clock());
-          await store.checkpoint({
+          const open = await store.checkpoint({
             requestId: input.requestId,
             costMicros,
             record: {
@@ -257,6 +261,9 @@ export function createLedgerBilling(
               breakdown,
             },
           });
+          // The row written before the first byte is gone: another instance took this one for
+          // dead and settled the request. Delivering on would be free.
+          if (!open && recorded && !settled) throw new GatewayError("request_abandoned");
         },
         async release(reason) {
           // Settled (or settling) already, unless that settlement was refused: then nothing

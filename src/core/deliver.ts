@@ -48,7 +48,13 @@ export async function deliverLongResult(
   const { logger, requestId } = control;
   let opened = false;
   let failed = false;
-  const checkpoints = startCheckpoints(result, control);
+  // Stopped when the client goes away, or when a checkpoint finds the request settled by
+  // another path (`request_abandoned`): what follows would be delivered free.
+  const stop = new AbortController();
+  const onClientGone = () => stop.abort(control.signal.reason);
+  if (control.signal.aborted) onClientGone();
+  else control.signal.addEventListener("abort", onClientGone, { once: true });
+  const checkpoints = startCheckpoints(result, control, (error) => stop.abort(error));
   try {
     await control
       .beginDelivery()
@@ -57,12 +63,15 @@ export async function deliverLongResult(
       );
     sink.open(result);
     opened = true;
-    await sink.pump(result, control.signal);
+    await sink.pump(result, stop.signal);
+    // Stopped for a checkpoint's finding, not by the client: the answer is cut short.
+    if (stop.signal.aborted && !control.signal.aborted) throw stop.signal.reason;
   } catch (error) {
     failed = true;
     logger.warn({ err: error, requestId }, `${result.kind} ended with an error`);
   } finally {
     checkpoints.stop();
+    control.signal.removeEventListener("abort", onClientGone);
     // Charge what was delivered, even when the client went away or the upstream broke
     // mid-stream; an upstream failure before anything was delivered, or an answer that could
     // not even start, is charged nothing. A stream that ran to its end settled itself.
@@ -83,7 +92,11 @@ export async function deliverLongResult(
  * Writes a checkpoint of the delivered usage every `checkpointMs` while a long result runs, one
  * at a time, so a process that dies mid-stream is settled at what it had delivered.
  */
-function startCheckpoints(result: LongResult, control: DeliveryControl): { stop(): void } {
+function startCheckpoints(
+  result: LongResult,
+  control: DeliveryControl,
+  abandon: (error: unknown) => void,
+): { stop(): void } {
   if (!control.checkpointMs) return { stop() {} };
   let busy = false;
   const timer = setInterval(() => {
@@ -92,12 +105,20 @@ function startCheckpoints(result: LongResult, control: DeliveryControl): { stop(
     result
       .usage()
       .then((usage) => (usage ? control.checkpoint(usage) : undefined))
-      .catch((error: unknown) =>
+      .catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === "request_abandoned") {
+          control.logger.warn(
+            { requestId: control.requestId },
+            "stream stopped: the request was settled by another instance while this one was cut off from the database",
+          );
+          abandon(error);
+          return;
+        }
         control.logger.warn(
           { err: error, requestId: control.requestId },
           "usage checkpoint failed",
-        ),
-      )
+        );
+      })
       .finally(() => {
         busy = false;
       });

@@ -166,8 +166,12 @@ export interface BillingStore {
    * in memory (SQLite) get theirs here, once.
    */
   recordInflight(requestId: string, floorMicros: number): Promise<void>;
-  /** Records what a long request has delivered so far (the charge if the process dies now). */
-  checkpoint(checkpoint: UsageCheckpoint): Promise<void>;
+  /**
+   * Records what a long request has delivered so far (the charge if the process dies now).
+   * False when the request has no in-flight row to record it on: it was settled by another path
+   * (an instance that took this one for dead), or its row was never written.
+   */
+  checkpoint(checkpoint: UsageCheckpoint): Promise<boolean>;
   /**
    * Settles the in-flight requests of dead processes: each is charged the larger of its input
    * and its last checkpoint (never more than its hold), the rest of its hold is released, and a

@@ -115,7 +115,7 @@ export function sqlInflight(
 
   return {
     async checkpoint({ requestId, costMicros, record }) {
-      await db
+      const { numUpdatedRows } = await db
         .updateTable("inflight_requests")
         .set({
           checkpoint_micros: sql`case when ${costMicros} < hold_micros then ${costMicros} else hold_micros end`,
@@ -123,7 +123,8 @@ export function sqlInflight(
           updated_at: Date.now(),
         })
         .where("request_id", "=", requestId)
-        .execute();
+        .executeTakeFirst();
+      return numUpdatedRows > 0n;
     },
 
     async settleDeadRequests(filter: DeadRequestFilter) {
