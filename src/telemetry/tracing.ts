@@ -293,7 +293,9 @@ export function startRequestTrace(tracer: Tracer, request: TracedRequest): Reque
   };
   if (request.route !== undefined) attributes["http.route"] = request.route;
   const agent = request.headers["user-agent"];
-  if (typeof agent === "string") attributes["user_agent.original"] = agent;
+  // A client's header, cut to a size that cannot bloat every span it sends.
+  if (typeof agent === "string")
+    attributes["user_agent.original"] = agent.slice(0, USER_AGENT_MAX_CHARS);
   // The conventions' names: `{method} {route}`, `{method}` without a route, `HTTP` for a
   // method outside the known ones.
   const verb = method === "_OTHER" ? "HTTP" : method;
@@ -301,6 +303,9 @@ export function startRequestTrace(tracer: Tracer, request: TracedRequest): Reque
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return new RequestTrace(tracer, span);
 }
+
+/** The most of a `User-Agent` header a span records. */
+const USER_AGENT_MAX_CHARS = 512;
 
 /** The HTTP methods the conventions name; any other is recorded as `_OTHER`. */
 const KNOWN_METHODS = new Set([
