@@ -97,6 +97,30 @@ function checkImageUrl(url: string): void {
     );
 }
 
+/** The sizes Qwen-Image, -plus and -max make (the older 4:3 pair included). */
+const FIXED_SIZES = new Set([
+  "1664*928",
+  "1472*1104",
+  "1472*1140",
+  "1328*1328",
+  "1104*1472",
+  "1140*1472",
+  "928*1664",
+]);
+
+/**
+ * The vendor's size rules: 2.0 models any size of 512×512 to 2048×2048 pixels in all, the edit
+ * models sides of 512 to 2048, the others their fixed set.
+ */
+function sizeAllowed(model: string, width: number, height: number): boolean {
+  if (isVersion2(model)) {
+    const pixels = width * height;
+    return pixels >= 512 * 512 && pixels <= 2048 * 2048;
+  }
+  if (isEditModel(model)) return width >= 512 && height >= 512 && width <= 2048 && height <= 2048;
+  return FIXED_SIZES.has(`${width}*${height}`);
+}
+
 export function parseImageRequest(model: string, body: Record<string, unknown>): ImageRequest {
   const { texts, images } = readContent(body.input);
   if (texts.length !== 1 || texts[0]?.trim() === "")
@@ -115,12 +139,14 @@ export function parseImageRequest(model: string, body: Record<string, unknown>):
     parameters.size ?? (isEditModel(model) || isVersion2(model) ? "1024*1024" : "1328*1328");
   const match = typeof size === "string" ? /^(\d{3,4})\*(\d{3,4})$/.exec(size) : null;
   const [width, height] = [Number(match?.[1]), Number(match?.[2])];
-  if (!match || width < 256 || height < 256 || width > 2048 || height > 2048)
-    throw new Invalid(`The size ${String(size)} is not supported, use W*H with sides 256 to 2048.`);
+  if (!match || !sizeAllowed(model, width, height))
+    throw new Invalid(`The size ${String(size)} is not supported by ${model}.`);
   const n = parameters.n ?? 1;
   const maxN = isVersion2(model) || model === "qwen-image-edit-plus" ? 6 : 1;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > maxN)
     throw new Invalid(`The parameter n must be an integer between 1 and ${maxN}.`);
+  if (model === "qwen-image-edit-plus" && parameters.size !== undefined && n > 1)
+    throw new Invalid("The parameter size is only allowed when n is 1.");
   const seed = parameters.seed;
   if (
     seed !== undefined &&

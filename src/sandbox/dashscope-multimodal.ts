@@ -59,6 +59,8 @@ export function inputTexts(value: unknown, depth = 0): string[] {
   );
 }
 
+export const ASYNC_CALL_MESSAGE = "current user api does not support asynchronous calls";
+
 async function handleMultimodal(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -69,6 +71,14 @@ async function handleMultimodal(
   if (!authorization || !/^Bearer\s+\S+/i.test(authorization.trim())) {
     const { code, message } = dashScopeErrorForStatus(401);
     return sendDashScopeError(reply, 401, dashScopeError(code, message, requestId));
+  }
+  // Qwen-Image and Qwen3-TTS are synchronous services: the async header is refused.
+  if ((headerText(request, "x-dashscope-async") ?? "").toLowerCase() === "enable") {
+    return sendDashScopeError(
+      reply,
+      403,
+      dashScopeError("AccessDenied", ASYNC_CALL_MESSAGE, requestId),
+    );
   }
   const body = request.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {

@@ -86,6 +86,14 @@ function parseEmbedRequest(
       `Invalid value at '${where.json}task_type' (type.googleapis.com/google.ai.generativelanguage.v1beta.TaskType), "${String(taskType)}"`,
     );
   }
+  // A title names the document being embedded: only for RETRIEVAL_DOCUMENT.
+  if (
+    value.title !== undefined &&
+    (typeof value.title !== "string" || taskType !== "RETRIEVAL_DOCUMENT")
+  )
+    return fail(
+      `* ${where.proto}.title: a title is only allowed with task type RETRIEVAL_DOCUMENT`,
+    );
   const size =
     value.outputDimensionality ?? value.output_dimensionality ?? limits.defaultDimensions;
   if (

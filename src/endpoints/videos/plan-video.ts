@@ -154,13 +154,22 @@ function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPl
         `The resolution in parameters (${tier}) differs from resolution (${resolution}), which is what is billed; send the same tier.`,
       );
   const aspectRatio = aspectRatioOf(body, model);
-  // What the vendor is not told it picks itself (1080p, 5 s): ask for what is billed.
+  // Wan 2.7 reads the frame's shape from `ratio` (default 16:9), unless an image gives it.
+  const takesRatio = caps?.video_protocol === "2.7" && caps.video_input !== "i2v";
+  const askedRatio = parameters?.ratio;
+  if (takesRatio && askedRatio !== undefined && askedRatio !== aspectRatio)
+    throw invalid(
+      "parameters.ratio",
+      `parameters.ratio (${String(askedRatio)}) differs from aspect_ratio (${aspectRatio}), which is what is billed; send the same value.`,
+    );
+  // What the vendor is not told it picks itself (1080p, 5 s, 16:9): ask for what is billed.
   const vendorParameters = {
     ...parameters,
     ...(parameters?.[field] === undefined
       ? { [field]: tierValue(field, resolution, aspectRatio) }
       : {}),
     ...(parameters?.duration === undefined ? { duration } : {}),
+    ...(takesRatio && askedRatio === undefined ? { ratio: aspectRatio } : {}),
   };
   return {
     durationSeconds: duration,

@@ -5,6 +5,8 @@
  * parameters under `parameters` with sizes written `W*H`, and the finished image links read from
  * `output.choices[].message.content[].image`. The links are the vendor's (signed, 24 h) and are
  * handed on as they are. DashScope has no upload-based edit operation, so there is no `doEdit`.
+ * Qwen-Image, -plus and -max make a fixed set of sizes: another size asked for is made at the
+ * fixed size of the nearest aspect ratio, with a warning.
  */
 import type {
   GeneratedImage,
@@ -30,13 +32,52 @@ export interface DashScopeImageConfig {
   provider?: string;
 }
 
+/**
+ * Qwen-Image, -plus and -max (not 2.0, not the edit models) make only these sizes; any other is
+ * refused with 400 InvalidParameter. The older 4:3 pair is accepted as well.
+ */
+const FIXED_SIZE_MODEL = /^qwen-image(-plus|-max)?(-\d{4}-\d{2}-\d{2})?$/;
+const FIXED_SIZES = [
+  [1328, 1328],
+  [1664, 928],
+  [928, 1664],
+  [1472, 1104],
+  [1104, 1472],
+  [1472, 1140],
+  [1140, 1472],
+] as const;
+
+/**
+ * The size sent for `W*H`: as asked, or for a fixed-size model the fixed size of the nearest
+ * aspect ratio (`1024*1024` is made at `1328*1328`, `1280*720` at `1664*928`).
+ */
+export function upstreamImageSize(
+  upstreamModel: string,
+  size: { width: number; height: number },
+): { width: number; height: number } {
+  if (!FIXED_SIZE_MODEL.test(upstreamModel)) return size;
+  if (FIXED_SIZES.some(([width, height]) => width === size.width && height === size.height))
+    return size;
+  const aspect = Math.log(size.width / size.height);
+  let best: readonly [number, number] = FIXED_SIZES[0];
+  for (const candidate of FIXED_SIZES) {
+    if (
+      Math.abs(Math.log(candidate[0] / candidate[1]) - aspect) <
+      Math.abs(Math.log(best[0] / best[1]) - aspect)
+    )
+      best = candidate;
+  }
+  return { width: best[0], height: best[1] };
+}
+
 /** The native request body. */
 export function buildImageRequest(options: ImageGenerationOptions): Record<string, unknown> {
   const content = [
     ...(options.referenceUrls ?? []).map((image) => ({ image })),
     { text: options.prompt },
   ];
-  const size = options.size && options.size !== "auto" ? options.size : undefined;
+  const asked = options.size && options.size !== "auto" ? options.size : undefined;
+  const size = asked && upstreamImageSize(options.upstreamModel, asked);
   const parameters: Record<string, unknown> = {
     ...(size ? { size: `${size.width}*${size.height}` } : {}),
     n: options.n,
@@ -122,6 +163,14 @@ export class DashScopeImageModel implements ImageModel {
     ] as const) {
       if (value !== undefined) warnings.push({ type: "unsupported", setting });
     }
+    const asked = options.size && options.size !== "auto" ? options.size : undefined;
+    const made = asked && upstreamImageSize(options.upstreamModel, asked);
+    if (asked && made && made !== asked)
+      warnings.push({
+        type: "compatibility",
+        setting: "size",
+        details: `${options.upstreamModel} makes fixed sizes only; ${asked.width}*${asked.height} was made at ${made.width}*${made.height}`,
+      });
     return {
       ...result,
       upstreamRequestId: result.upstreamRequestId ?? headerValue(response.headers, "x-request-id"),

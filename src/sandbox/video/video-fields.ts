@@ -141,11 +141,43 @@ export function looksLikeVideo(url: string): boolean {
 /** Base64 characters read to find an inline image's size (64 KiB of image). */
 const HEADER_CHARS = 87_384;
 
-/** Width / height of an image sent as a data URI, when its header can be read. */
-export function inlineImageAspect(url: string): number | undefined {
+/** The size of an image sent as a data URI, when its header can be read. */
+export function inlineImageSize(url: string): { width: number; height: number } | undefined {
   const comma = url.indexOf(",");
   if (!url.startsWith("data:image/") || comma === -1) return undefined;
   const bytes = Buffer.from(url.slice(comma + 1, comma + 1 + HEADER_CHARS), "base64");
   const facts = readImageFacts(bytes);
-  return facts ? facts.width / facts.height : undefined;
+  return facts && facts.width > 0 && facts.height > 0
+    ? { width: facts.width, height: facts.height }
+    : undefined;
+}
+
+/** Width / height of an image sent as a data URI, when its header can be read. */
+export function inlineImageAspect(url: string): number | undefined {
+  const size = inlineImageSize(url);
+  return size ? size.width / size.height : undefined;
+}
+
+/** The pixel limits a model sets on its input images: sides, and the longest to shortest. */
+export interface ImageLimits {
+  minSide: number;
+  maxSide: number;
+  maxAspect?: number;
+}
+
+/** Refuses an inline image (a data URI) outside `limits`; a link is not downloaded. */
+export function checkInlineImage(url: string, limits: ImageLimits, where: string): void {
+  const size = inlineImageSize(url);
+  if (!size) return;
+  const { width, height } = size;
+  const sides = [width, height];
+  if (sides.some((side) => side < limits.minSide || side > limits.maxSide))
+    throw new FieldError(
+      `The image is ${width}x${height}; each side must be ${limits.minSide} to ${limits.maxSide} pixels: ${where}`,
+    );
+  const aspect = Math.max(width, height) / Math.min(width, height);
+  if (limits.maxAspect !== undefined && aspect > limits.maxAspect)
+    throw new FieldError(
+      `The image is ${width}x${height}; its aspect ratio must be between 1:${limits.maxAspect} and ${limits.maxAspect}:1: ${where}`,
+    );
 }

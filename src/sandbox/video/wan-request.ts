@@ -8,6 +8,7 @@
  */
 
 import {
+  checkInlineImage,
   FieldError,
   type Fields,
   inlineImageAspect,
@@ -102,6 +103,12 @@ function readTier(parameters: Fields, tiers: readonly Tier[]): Tier {
   return TIER_NAMES[name] ?? 1080;
 }
 
+/** The input image limits of Wan 2.5 (`img_url`, §3.1) and 2.7 (`input.media`, §3.3). */
+const WAN25_IMAGE = { minSide: 360, maxSide: 2000 };
+const WAN27_IMAGE = { minSide: 240, maxSide: 8000, maxAspect: 8 };
+/** The `input.media` types that are images. */
+const IMAGE_MEDIA = new Set(["first_frame", "last_frame", "reference_image"]);
+
 /** The output shape of a video that follows its first image (16:9 when it cannot be read). */
 function followImage(tier: Tier, image: string | undefined): Shape {
   const aspect = image === undefined ? undefined : inlineImageAspect(image);
@@ -136,6 +143,7 @@ function readMedia(input: Fields, types: readonly string[]): MediaItem[] {
     const type = oneOf(item, "type", `${where}.type`, types, "" as string);
     if (type === "") throw new FieldError(`Field required: ${where}.type`);
     const url = mediaUrl(item.url, `${where}.url`);
+    if (IMAGE_MEDIA.has(type)) checkInlineImage(url, WAN27_IMAGE, `${where}.url`);
     const voice =
       item.reference_voice === undefined
         ? undefined
@@ -222,6 +230,7 @@ function readMode(model: WanModel, input: Fields, parameters: Fields, extend: bo
     }
     if (mode === "i2v") {
       const image = mediaUrl(input.img_url, "input.img_url");
+      if (version === "2.5") checkInlineImage(image, WAN25_IMAGE, "input.img_url");
       const shape = followImage(readTier(parameters, tiers), image);
       const duration = readDuration(parameters, version, 15);
       return { shape, duration, media: [image, ...audio], inputVideos: 0 };
