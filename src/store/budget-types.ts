@@ -40,14 +40,26 @@ export type BudgetWebhookOutcome =
   | { state: "gave_up"; at: number; attempted?: boolean }
   | { state: "pending"; at: number; nextAt: number };
 
+/** A change to an account's budget; a field left out keeps its value. */
+export interface BudgetChange {
+  monthlyBudgetMicros?: number | null;
+  webhookUrl?: string | null;
+}
+
 export interface BudgetStore {
   findAccountBudget(accountId: string): Promise<AccountBudget | undefined>;
-  /** Sets (or, with null, removes) the account's budget; with `audit`, a `budget.set` event in the same transaction. */
+  /**
+   * Changes the account's budget: a field left out keeps its value, a null budget removes it
+   * (and its webhook). Read, merged and written in one transaction that holds the account's
+   * row, so two changes at once never lose one another; with `audit`, a `budget.set` event in
+   * the same transaction. Refused (nothing written) when the result would have a webhook but
+   * no budget.
+   */
   setAccountBudget(
     accountId: string,
-    budget: { monthlyBudgetMicros: number; webhookUrl: string | null } | null,
+    change: BudgetChange,
     audit?: AuditOrigin,
-  ): Promise<AccountBudget | undefined>;
+  ): Promise<{ budget: AccountBudget | undefined } | { refused: "webhook_without_budget" }>;
   /** What the account was charged since `since` (Unix ms): its spend day rows when `since` is a UTC midnight, else its usage records. */
   accountSpend(accountId: string, since: number): Promise<number>;
   /** What the key and the keys below it were charged since `since`, and hold now. */

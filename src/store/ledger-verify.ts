@@ -210,7 +210,19 @@ async function spendRowProblems(db: Kysely<Database>): Promise<LedgerProblem[]> 
   }));
 }
 
-export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
+/**
+ * Checks the whole ledger in one read snapshot (a transaction; repeatable read on PostgreSQL),
+ * so that money moving while it runs is never taken for a mismatch: every figure it compares
+ * is of the same moment.
+ */
+export function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> {
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute((snapshot) => verifyInSnapshot(snapshot));
+}
+
+async function verifyInSnapshot(db: Kysely<Database>): Promise<LedgerReport> {
   const accounts = await db
     .selectFrom("accounts")
     .select(["id", "balance_micros", "held_micros"])

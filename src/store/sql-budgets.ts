@@ -41,57 +41,77 @@ export function sqlBudgetStore(
   return {
     findAccountBudget: find,
 
-    async setAccountBudget(accountId, budget, audit) {
+    async setAccountBudget(accountId, change, audit) {
       const at = Date.now();
-      const row = budget && {
-        account_id: accountId,
-        monthly_budget_micros: budget.monthlyBudgetMicros,
-        webhook_url: budget.webhookUrl,
-        updated_at: at,
-      };
-      const change = row
-        ? db
-            .insertInto("account_budgets")
-            .values(row)
-            .onConflict((conflict) =>
-              conflict.column("account_id").doUpdateSet({
-                monthly_budget_micros: row.monthly_budget_micros,
-                webhook_url: row.webhook_url,
-                updated_at: row.updated_at,
-              }),
-            )
-            .compile()
-        : db.deleteFrom("account_budgets").where("account_id", "=", accountId).compile();
-      const before = db
+      // On PostgreSQL the account's row is locked first: every change of one account's budget
+      // waits for the one before it, even when neither finds a budget row to lock.
+      const lock = db
+        .selectFrom("accounts")
+        .select("id")
+        .where("id", "=", accountId)
+        .forUpdate()
+        .compile();
+      const current = db
         .selectFrom("account_budgets")
-        .select(["monthly_budget_micros", "webhook_url"])
+        .selectAll()
         .where("account_id", "=", accountId)
         .compile();
-      await transactions.run(function* () {
-        const [previous] = audit ? yield before : [];
-        yield change;
-        if (!audit) return;
-        // The change and its event in one transaction (docs/audit.md).
-        const snapshot = (entry: Record<string, unknown> | undefined) =>
-          entry
-            ? {
-                monthly_budget_micros: Number(entry.monthly_budget_micros),
-                webhook_url: entry.webhook_url ?? null,
-              }
-            : null;
-        yield auditInsert(
-          db,
-          {
-            ...audit,
-            action: "budget.set",
-            target: { type: "account", id: accountId },
-            before: snapshot(previous),
-            after: snapshot(row ?? undefined),
-          },
-          at,
-        );
+      const inProcess = transactions.inProcess;
+      return transactions.run(function* () {
+        if (!inProcess) yield lock;
+        const [found] = (yield current) as Array<Selectable<AccountBudgetsTable>>;
+        const previous = found && toBudget(found);
+        const amount =
+          change.monthlyBudgetMicros === undefined
+            ? (previous?.monthlyBudgetMicros ?? null)
+            : change.monthlyBudgetMicros;
+        const url =
+          change.webhookUrl === undefined ? (previous?.webhookUrl ?? null) : change.webhookUrl;
+        // A webhook set where no budget is (or stays); removing the budget drops its webhook.
+        if (amount === null && typeof change.webhookUrl === "string")
+          return { refused: "webhook_without_budget" as const };
+        const row =
+          amount === null
+            ? undefined
+            : {
+                account_id: accountId,
+                monthly_budget_micros: amount,
+                webhook_url: url,
+                updated_at: at,
+              };
+        yield row
+          ? db
+              .insertInto("account_budgets")
+              .values(row)
+              .onConflict((conflict) =>
+                conflict.column("account_id").doUpdateSet({
+                  monthly_budget_micros: row.monthly_budget_micros,
+                  webhook_url: row.webhook_url,
+                  updated_at: row.updated_at,
+                }),
+              )
+              .compile()
+          : db.deleteFrom("account_budgets").where("account_id", "=", accountId).compile();
+        if (audit) {
+          // The change and its event in one transaction (docs/audit.md).
+          const snapshot = (entry: AccountBudget | undefined) =>
+            entry
+              ? { monthly_budget_micros: entry.monthlyBudgetMicros, webhook_url: entry.webhookUrl }
+              : null;
+          yield auditInsert(
+            db,
+            {
+              ...audit,
+              action: "budget.set",
+              target: { type: "account", id: accountId },
+              before: snapshot(previous),
+              after: snapshot(row && toBudget(row)),
+            },
+            at,
+          );
+        }
+        return { budget: row && toBudget(row) };
       });
-      return row ? toBudget(row) : undefined;
     },
 
     async accountSpend(accountId, since) {

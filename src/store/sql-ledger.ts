@@ -168,6 +168,8 @@ export function sqlLedgerStore(
         });
       });
     },
+    // A read transaction on this connection: run by the command line's own process, never
+    // beside a serving SQLite gateway's group commits on the same connection.
     verify: () => verifyLedger(db),
   };
 }

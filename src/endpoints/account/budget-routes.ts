@@ -74,26 +74,27 @@ async function setBudget(
   },
   audit: AuditOrigin,
 ) {
-  const current = await services.store.findAccountBudget(accountId);
-  const amount =
-    body.monthly_budget_micros === undefined
-      ? (current?.monthlyBudgetMicros ?? null)
-      : body.monthly_budget_micros;
-  const url = body.webhook_url === undefined ? (current?.webhookUrl ?? null) : body.webhook_url;
   // An empty string is checked (and refused) like any other URL, not stored.
   if (typeof body.webhook_url === "string")
     await services.videoTasks.checkWebhookUrl(body.webhook_url);
-  if (amount === null && url !== null)
+  // The fields given are merged with the stored ones in the store's transaction, so that two
+  // changes at once (one the budget, one the webhook) both take effect.
+  const result = await services.store.setAccountBudget(
+    accountId,
+    {
+      ...(body.monthly_budget_micros !== undefined && {
+        monthlyBudgetMicros: body.monthly_budget_micros,
+      }),
+      ...(body.webhook_url !== undefined && { webhookUrl: body.webhook_url }),
+    },
+    audit,
+  );
+  if ("refused" in result)
     throw new GatewayError(
       "invalid_parameter",
       { detail: "Invalid 'webhook_url': set 'monthly_budget_micros' for the alerts to watch." },
       { param: "webhook_url" },
     );
-  await services.store.setAccountBudget(
-    accountId,
-    amount === null ? null : { monthlyBudgetMicros: amount, webhookUrl: url },
-    audit,
-  );
   services.budgets?.forget(accountId);
   // A budget lowered below what the month already spent alerts now, not at the next charge.
   await services.budgets?.check(accountId);
