@@ -134,7 +134,7 @@ describe.skipIf(TEST_BACKEND !== "postgres")(
       const text = response.text();
       // A second instance on the same database whose clock is two minutes ahead (NTP drift,
       // a VM resumed from suspend): everything else about it is default.
-      const dir = mkdtempSync(join(tmpdir(), "review-skew-"));
+      const dir = mkdtempSync(join(tmpdir(), "skew-"));
       const preload = join(dir, "skew.mjs");
       writeFileSync(preload, "const real = Date.now; Date.now = () => real() + 120_000;\n");
       other = await spawnGateway({

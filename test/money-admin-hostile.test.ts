@@ -14,7 +14,7 @@ describe("ledger verify (docs/billing.md#the-ledger)", () => {
   let store: Store;
   let raw: SQLite.Database;
   beforeAll(async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "review-verify-")), "ledger.sqlite");
+    const file = join(mkdtempSync(join(tmpdir(), "money-verify-")), "ledger.sqlite");
     store = await openStore(file);
     raw = new SQLite(file);
   });
@@ -50,7 +50,7 @@ describe("ledger verify (docs/billing.md#the-ledger)", () => {
 
   it("reports a ledger charge larger than the hold it settled", async () => {
     const id = await account(10_000);
-    const request = `req_review_${id}`;
+    const request = `req_money_${id}`;
     const insert = raw.prepare(
       "insert into ledger_entries (id, account_id, kind, amount_micros, hold_micros, request_id, created_at) values (?, ?, ?, ?, ?, ?, 0)",
     );

@@ -41,7 +41,7 @@ describe.skipIf(TEST_BACKEND !== "postgres")(
             await gateway
               .request(`/v1/admin/accounts/${user.accountId}/credit`, {
                 key: gateway.adminKey,
-                json: { amount_micros: 1, reason: "review" },
+                json: { amount_micros: 1, reason: "race" },
               })
               .then((r) => r.arrayBuffer());
           } else {

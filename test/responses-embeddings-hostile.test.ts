@@ -22,20 +22,20 @@ const route = (vendorName: string, upstream: string) => ({
   adapter: "openai-compatible",
   base_url: vendor.url,
   upstream_model: upstream,
-  credential_env: "REVIEW_KEY",
+  credential_env: "ODD_VENDOR_KEY",
 });
 
 beforeAll(async () => {
   vendor = await startFakeVendor();
   gateway = await startTestGateway({
-    env: { REVIEW_KEY: "sk-review" },
+    env: { ODD_VENDOR_KEY: "sk-odd-vendor" },
     config: {
       catalog: {
         models: [
           {
-            id: "review-embed",
+            id: "odd-embed",
             endpoint: "embedding",
-            family: "review-embed",
+            family: "odd-embed",
             display_name: "Review embedding model",
             owned_by: "self-hosted",
             capabilities: { dimensions: [4, 8], default_dimensions: 8 },
@@ -43,7 +43,7 @@ beforeAll(async () => {
             routes: [route("dashscope-compatible", "text-embedding-v4")],
           },
           {
-            id: "review-native",
+            id: "odd-native",
             endpoint: "chat",
             family: "gpt-4o",
             display_name: "Native Responses route",
@@ -53,7 +53,7 @@ beforeAll(async () => {
             routes: [route("openai", "gpt-4o")],
           },
           {
-            id: "review-chat",
+            id: "odd-chat",
             endpoint: "chat",
             family: "mistral",
             display_name: "Translated route",
@@ -86,7 +86,7 @@ const chatAnswer = (text = "ok") => ({
 async function embed(key: string, body: Record<string, unknown>) {
   const response = await gateway.request("/v1/embeddings", {
     key,
-    json: { model: "review-embed", input: "hello there", ...body },
+    json: { model: "odd-embed", input: "hello there", ...body },
   });
   return { status: response.status, body: await response.text() };
 }
@@ -156,7 +156,7 @@ describe("responses, hostile: a native (OpenAI Responses) route", () => {
     const text = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
     vendor.answer({
       body: {
-        id: "resp_review_native_1",
+        id: "resp_odd_native_1",
         object: "response",
         status: "completed",
         model: "gpt-4o",
@@ -174,7 +174,7 @@ describe("responses, hostile: a native (OpenAI Responses) route", () => {
     });
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: user.key, maxRetries: 0 });
     const { data, response } = await client.responses
-      .create({ model: "review-native", input: "hi", store: false })
+      .create({ model: "odd-native", input: "hi", store: false })
       .withResponse();
     expect(data.output_text).toBe(text);
     const row = await usageRowOf(gateway, user.key, response.headers.get("x-request-id") ?? "");
@@ -195,7 +195,7 @@ describe("responses, hostile: stored responses", () => {
     vendor.answer(chatAnswer());
     const created = await gateway.request("/v1/responses", {
       key: user.key,
-      json: { model: "review-chat", input: [{ role: "user", content: "hi", junk }] },
+      json: { model: "odd-chat", input: [{ role: "user", content: "hi", junk }] },
     });
     if (created.status !== 200) return; // refused: correct
     const { id } = (await created.json()) as { id: string };

@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../src/main.ts";
 import { randomBase62 } from "../src/store/index.ts";
 import { clusterAvailable, freshDatabase, startRedisServer } from "./support/cluster.ts";
+import { requestsTo } from "./support/gateway-harness.ts";
 import { REDIS_URL } from "./support/redis.ts";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.ts";
 
@@ -53,22 +54,7 @@ async function instance(
   });
   const gateway = await startGateway({ env: {}, config, print: () => {} });
   cleanups.push(() => gateway.close());
-  return {
-    gateway,
-    request(path, init = {}) {
-      const { key, json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (key) headers.set("authorization", `Bearer ${key}`);
-      if (json !== undefined) headers.set("content-type", "application/json");
-      return fetch(gateway.url + path, {
-        ...rest,
-        headers,
-        ...(json !== undefined
-          ? { body: JSON.stringify(json), method: rest.method ?? "POST" }
-          : {}),
-      });
-    },
-  };
+  return { gateway, request: requestsTo(gateway.url) };
 }
 
 async function database() {

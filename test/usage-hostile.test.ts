@@ -25,12 +25,12 @@ function chatModel(id: string, adapter: string, baseUrl: string) {
   return {
     id,
     endpoint: "chat",
-    family: "review",
+    family: "usage",
     display_name: id,
     owned_by: "switchyard",
     capabilities: { max_output_tokens: 4_000, streaming: true, reasoning: true, tools: true },
     pricing: { per_1m_tokens: CHAT_PRICES },
-    routes: [{ vendor: `review-${id}`, adapter, base_url: baseUrl, upstream_model: `${id}-up` }],
+    routes: [{ vendor: `usage-${id}`, adapter, base_url: baseUrl, upstream_model: `${id}-up` }],
   };
 }
 
@@ -38,10 +38,10 @@ function chatModel(id: string, adapter: string, baseUrl: string) {
 function openAIAnswer(text: string, usage: unknown) {
   return {
     body: {
-      id: "chatcmpl-review",
+      id: "chatcmpl-usage",
       object: "chat.completion",
       created: 1,
-      model: "review-up",
+      model: "usage-up",
       choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
       usage,
     },
@@ -179,7 +179,7 @@ describe("usage, hostile: vendor reports and pricing", () => {
     const prompt = "lorem ipsum dolor sit amet ".repeat(2_000); // ~54,000 characters
     vendor.answer({
       body: {
-        id: "msg_review",
+        id: "msg_usage",
         type: "message",
         role: "assistant",
         model: "rv-claude-up",

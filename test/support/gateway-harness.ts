@@ -77,19 +77,22 @@ export async function startTestGateway(
       await database?.drop();
     },
     adminKey,
-    request(path, init = {}) {
-      const { key, json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (key) headers.set("authorization", `Bearer ${key}`);
-      if (json !== undefined) headers.set("content-type", "application/json");
-      return fetch(gateway.url + path, {
-        ...rest,
-        headers,
-        ...(json !== undefined
-          ? { body: JSON.stringify(json), method: rest.method ?? "POST" }
-          : {}),
-      });
-    },
+    request: requestsTo(gateway.url),
+  };
+}
+
+/** `fetch` relative to `baseUrl`; `key` adds the bearer header, `json` a JSON body (POST). */
+export function requestsTo(baseUrl: string): TestGateway["request"] {
+  return (path, init = {}) => {
+    const { key, json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (key) headers.set("authorization", `Bearer ${key}`);
+    if (json !== undefined) headers.set("content-type", "application/json");
+    return fetch(baseUrl + path, {
+      ...rest,
+      headers,
+      ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? "POST" } : {}),
+    });
   };
 }
 
