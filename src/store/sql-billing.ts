@@ -59,6 +59,18 @@ function aloneIn(holds: HoldBook | undefined, own: 0 | 1): RunHint | undefined {
   return holds ? { alone: holds.size <= own } : undefined;
 }
 
+/**
+ * Ends a request's hold in memory once its closing is written. A closing the database refused
+ * keeps it: the money stays promised until a later write of the closing (the billing service's
+ * retry) succeeds, and that write still finds the hold and the in-flight row to delete.
+ */
+function dropHold(holds: HoldBook, requestId: string) {
+  return <T>(written: T): T => {
+    holds.remove(requestId);
+    return written;
+  };
+}
+
 /** The refusal of a hold that a key's spend cap has no room for. */
 export function refusedByCap(capped: SpendLimitRefusal) {
   return {
@@ -183,7 +195,7 @@ export function sqlBillingStore(
         },
         aloneIn(holds, 1),
       );
-      return holds ? settled.finally(() => holds.remove(record.requestId)) : settled;
+      return holds ? settled.then(dropHold(holds, record.requestId)) : settled;
     },
 
     releaseHold(record, reason) {
@@ -200,7 +212,7 @@ export function sqlBillingStore(
         },
         aloneIn(holds, 1),
       );
-      return holds ? released.finally(() => holds.remove(record.requestId)) : released;
+      return holds ? released.then(dropHold(holds, record.requestId)) : released;
     },
 
     releaseOpenHolds: (createdBefore, reason) =>
