@@ -58,6 +58,28 @@ export async function countTokens(
   return total;
 }
 
+/**
+ * Tokens of each of `texts`, as `countTokens` counts them (`exact` per text), with a turn of the
+ * event loop every `SLICE_CHARS` characters across texts: a batch of thousands of short texts
+ * (an embeddings request) is as long as one long text, and must not hold the loop either.
+ */
+export async function countTokensEach(
+  texts: readonly string[],
+  exact: (text: string) => boolean,
+): Promise<number[]> {
+  const counts: number[] = [];
+  let sinceTurn = 0;
+  for (const text of texts) {
+    if (sinceTurn >= SLICE_CHARS) {
+      sinceTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    counts.push(await countTokens(text, { exact: exact(text) }));
+    sinceTurn += text.length;
+  }
+  return counts;
+}
+
 /** The longest run of one kind (letters, punctuation, spaces) the BPE merge is given at once. */
 const MAX_RUN = 16;
 /** Runs of one kind longer than `MAX_RUN` (o200k's pre-tokenizer keeps each as one piece). */

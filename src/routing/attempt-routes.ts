@@ -147,7 +147,7 @@ export function logAttempts(context: AttemptContext): AttemptObserver {
       {
         requestId: context.requestId,
         vendor: attempt.route.vendor,
-        failed: attempt.error?.message,
+        failed: attempt.error && operatorMessage(attempt.error),
         ...(attempt.circuitOpen ? { skipped: "circuit open" } : {}),
         ms: Math.round(attempt.durationMs),
       },
@@ -268,6 +268,16 @@ function failureOf(error: UpstreamError | undefined) {
   return {
     kind: error.kind,
     ...(error.status === undefined ? {} : { status: error.status }),
-    message: error.message.slice(0, 300),
+    message: operatorMessage(error).slice(0, 300),
   };
+}
+
+/**
+ * An upstream failure as the operator reads it (logs, route health): a connection failure with
+ * the network library's own text, which names the upstream's address — kept from the client.
+ */
+function operatorMessage(error: UpstreamError): string {
+  return error.kind === "connect" && error.cause instanceof Error
+    ? `${error.message} ${error.cause.message}`
+    : error.message;
 }

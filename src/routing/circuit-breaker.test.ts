@@ -145,6 +145,9 @@ describe("circuit breaker", () => {
     expect(verdictOf(http(500))).toBe("failure");
     expect(verdictOf(http(503))).toBe("failure");
     expect(verdictOf(http(429))).toBe("failure");
+    // The route's credential refused: every request of the route would meet it.
+    expect(verdictOf(http(401))).toBe("failure");
+    expect(verdictOf(http(403))).toBe("failure");
     expect(verdictOf(http(400))).toBe("neutral");
     expect(verdictOf(http(404))).toBe("neutral");
     expect(verdictOf(http(422))).toBe("neutral");

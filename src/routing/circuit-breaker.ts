@@ -76,8 +76,8 @@ export function routeId(route: Pick<ResolvedRoute, "vendor" | "upstreamModel" | 
 }
 
 /**
- * Whether an upstream failure is the route's: 5xx, 408, 429 (the route cannot serve now),
- * timeouts, refused or broken connections and unreadable answers count; the client's own 4xx, a
+ * Whether an upstream failure is the route's: 5xx, 408, 429 (the route cannot serve now), 401
+ * and 403 (the route's credential refused), timeouts, refused or broken connections and unreadable answers count; the client's own 4xx, a
  * too large answer (it depends on the request) and a client that went away do not.
  */
 export function verdictOf(error: UpstreamError | undefined): CallVerdict {
@@ -93,7 +93,10 @@ export function verdictOf(error: UpstreamError | undefined): CallVerdict {
     default: {
       const status = error.status;
       if (status === undefined) return "failure";
-      return status >= 500 || status === 429 || status === 408 ? "failure" : "neutral";
+      // 401 and 403 refuse the gateway's credential for the route, not the client's request.
+      return status >= 500 || status === 429 || status === 408 || status === 401 || status === 403
+        ? "failure"
+        : "neutral";
     }
   }
 }

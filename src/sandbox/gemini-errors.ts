@@ -9,19 +9,39 @@
 import type { FastifyReply } from "fastify";
 
 export interface GoogleErrorBody {
-  error: { code: number; message: string; status: string };
+  error: { code: number; message: string; status: string; details?: GoogleErrorDetail[] };
+}
+
+/** A `google.rpc.ErrorInfo` detail: the machine-readable reason of an error. */
+export interface GoogleErrorDetail {
+  "@type": string;
+  reason: string;
+  domain: string;
+  metadata?: Record<string, string>;
 }
 
 export function googleError(code: number, message: string, status: string): GoogleErrorBody {
   return { error: { code, message, status } };
 }
 
-/** What Google answers for a missing or unknown API key (400, not 401). */
-export const GOOGLE_INVALID_KEY: GoogleErrorBody = googleError(
-  400,
-  "API key not valid. Please pass a valid API key.",
-  "INVALID_ARGUMENT",
-);
+/**
+ * What Google answers for a missing or unknown API key: 400, not 401, told apart from a bad
+ * request only by its `ErrorInfo` reason `API_KEY_INVALID`.
+ */
+export const GOOGLE_INVALID_KEY: GoogleErrorBody = {
+  error: {
+    ...googleError(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
+      .error,
+    details: [
+      {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: "API_KEY_INVALID",
+        domain: "googleapis.com",
+        metadata: { service: "generativelanguage.googleapis.com" },
+      },
+    ],
+  },
+};
 
 /** A 400 `INVALID_ARGUMENT` with the given message (request validation failures). */
 export function invalidArgument(message: string): GoogleErrorBody {

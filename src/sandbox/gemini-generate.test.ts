@@ -85,6 +85,14 @@ describe("auth and routing", () => {
         code: 400,
         message: "API key not valid. Please pass a valid API key.",
         status: "INVALID_ARGUMENT",
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "API_KEY_INVALID",
+            domain: "googleapis.com",
+            metadata: { service: "generativelanguage.googleapis.com" },
+          },
+        ],
       },
     });
     const byQuery = await call(

@@ -7,7 +7,7 @@
  * whose upstream reports none (Gemini) is counted by the gateway and the usage marked estimated.
  * If any part fails, the request fails and nothing is charged.
  */
-import { countTokens, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
+import { countTokensEach, TOKENIZE_LIMIT_CHARS } from "../../billing/index.ts";
 import type { ResolvedRoute } from "../../catalog/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings, undeclaredFields } from "../../core/dropped-fields.ts";
@@ -53,9 +53,7 @@ async function planParts(
   // Our tokenizer is not the vendor's: keep a margin below its cap. Texts are counted exactly
   // up to the tokenizer's limit and bounded by their byte length above it (never below the
   // truth), so counting stays cheap and a part stays under the vendor's cap.
-  const counts = await Promise.all(
-    texts.map((text) => countTokens(text, { exact: text.length <= TOKENIZE_LIMIT_CHARS })),
-  );
+  const counts = await countTokensEach(texts, (text) => text.length <= TOKENIZE_LIMIT_CHARS);
   return splitEmbeddingBatch(counts, {
     maxInputs,
     maxTokens: Math.floor(adapter.maxTokensPerCall / TOKENIZER_MARGIN),
@@ -114,8 +112,8 @@ async function sumTokens(
       continue;
     }
     estimated = true;
-    for (const text of texts.slice(part.start, part.end))
-      total += await countTokens(text, { exact: true });
+    for (const count of await countTokensEach(texts.slice(part.start, part.end), () => true))
+      total += count;
   }
   return { total, estimated };
 }

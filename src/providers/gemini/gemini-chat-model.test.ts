@@ -226,6 +226,9 @@ describe("errors", () => {
     });
     const unauthorized = await failure(keyless.doGenerate(options("x")));
     expect(unauthorized.message).toBe("API key not valid. Please pass a valid API key.");
+    // Google's 400 for a bad key is the gateway's credential failing, read as the 401 it means
+    // (a bad request keeps its 400 above).
+    expect(unauthorized).toMatchObject({ status: 401, vendorCode: "INVALID_ARGUMENT" });
     const streamRejected = await failure(model.doStream(options("[[sandbox:status=503]] x")));
     expect(streamRejected).toMatchObject({
       status: 503,

@@ -17,6 +17,7 @@ import type {
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { usableVector } from "../kit/usable-vector.ts";
 import { readGeminiError } from "./gemini-error.ts";
 
 export const GEMINI_MAX_BATCH = 100;
@@ -47,13 +48,13 @@ function readVectors(body: unknown, count: number): number[][] {
   const vectors = Array.isArray(embeddings)
     ? embeddings.map((item: { values?: unknown } | null) => item?.values)
     : [];
-  if (
-    vectors.length !== count ||
-    !vectors.every((values) => Array.isArray(values) && values.every((v) => typeof v === "number"))
-  ) {
+  if (vectors.length !== count || !vectors.every(usableVector)) {
     throw new UpstreamError({
       kind: "protocol",
-      message: `Upstream answered ${vectors.length} embeddings for ${count} inputs.`,
+      message:
+        vectors.length === count
+          ? "Upstream answered an embedding that is not a list of finite numbers."
+          : `Upstream answered ${vectors.length} embeddings for ${count} inputs.`,
       body,
     });
   }

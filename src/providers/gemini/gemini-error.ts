@@ -3,7 +3,9 @@
  * Reads Google's error envelope `{"error":{"code","message","status"}}` (also wrapped in an array,
  * as non-SSE streams send it) into an `UpstreamError` whose `vendorCode` is the status name.
  * `RESOURCE_EXHAUSTED`, `UNAVAILABLE`, `INTERNAL` and `DEADLINE_EXCEEDED` are retryable; the
- * other names are not, whatever the HTTP status.
+ * other names are not, whatever the HTTP status. Google refuses a bad API key with 400
+ * `INVALID_ARGUMENT` whose `ErrorInfo` reason is `API_KEY_INVALID`: that is the gateway's
+ * credential, not the client's request, so it is read as the 401 it means.
  * @see https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes
  */
 import type { UpstreamError } from "../../spec/index.ts";
@@ -18,6 +20,17 @@ const FINAL = new Set([
   "UNAUTHENTICATED",
   "NOT_FOUND",
 ]);
+
+/** Whether Google's error names the API key as its reason (`API_KEY_INVALID` and the like). */
+export function blamesGeminiApiKey(body: unknown): boolean {
+  const envelope = (Array.isArray(body) ? body[0] : body) as { error?: unknown } | undefined;
+  const details = (envelope?.error as { details?: unknown } | undefined)?.details;
+  if (!Array.isArray(details)) return false;
+  return details.some((detail: unknown) => {
+    const reason = (detail as { reason?: unknown } | null)?.reason;
+    return typeof reason === "string" && reason.startsWith("API_KEY_");
+  });
+}
 
 export function readGeminiErrorFields(body: unknown): { message?: string; code?: string } {
   const envelope = (Array.isArray(body) ? body[0] : body) as { error?: unknown } | undefined;
@@ -37,7 +50,9 @@ export function isRetryableGeminiStatus(status: string | undefined): boolean | u
 }
 
 export async function readGeminiError(response: UpstreamResponse): Promise<UpstreamError> {
-  const error = await readUpstreamError(response, readGeminiErrorFields);
+  const read = await readUpstreamError(response, readGeminiErrorFields);
+  const error =
+    read.status === 400 && blamesGeminiApiKey(read.body) ? read.with({ status: 401 }) : read;
   const retryable = isRetryableGeminiStatus(error.vendorCode);
   if (retryable === undefined) return error;
   return error.with({ retryable });

@@ -253,11 +253,38 @@ export function toUpstreamError(error: unknown, signal?: AbortSignal): UpstreamE
       message: `Upstream sent an answer the gateway could not read: ${message}`,
       cause: error,
     });
+  // The client sees the kind of failure only: the network library's text names the upstream's
+  // address (`connect ECONNREFUSED 10.0.0.7:8000`, `getaddrinfo ENOTFOUND inference.internal`),
+  // which is the operator's business. The whole error stays the cause, for the logs.
   return new UpstreamError({
     kind: "connect",
-    message: `Upstream connection failed: ${message}`,
+    message: `Upstream connection failed (${connectFailure(error)}).`,
     cause: error,
   });
+}
+
+const CONNECT_FAILURES: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection closed",
+  UND_ERR_SOCKET: "connection closed by the upstream",
+  UND_ERR_CLOSED: "connection closed",
+  ENOTFOUND: "host name not found",
+  EAI_AGAIN: "host name lookup failed",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ECONNABORTED: "connection aborted",
+};
+
+/** A failed connection's kind in words, from the error's code or its cause's. */
+function connectFailure(error: unknown): string {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECT_FAILURES[code]) return CONNECT_FAILURES[code];
+    at = at.cause;
+  }
+  return "network error";
 }
 
 export function headerValue(

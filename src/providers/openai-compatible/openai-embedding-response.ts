@@ -6,6 +6,7 @@
  * not all finite numbers) reported as a protocol error.
  */
 import { UpstreamError } from "../../spec/index.ts";
+import { usableVector } from "../kit/usable-vector.ts";
 
 /** Little-endian float32 values of a base64 string; undefined when it is not whole floats. */
 export function decodeFloat32Base64(text: string): number[] | undefined {
@@ -15,15 +16,6 @@ export function decodeFloat32Base64(text: string): number[] | undefined {
   for (let offset = 0; offset + 4 <= bytes.length; offset += 4)
     values.push(bytes.readFloatLE(offset));
   return values;
-}
-
-/** A vector a client can use: one or more finite numbers (no NaN, no infinity). */
-function usableVector(values: unknown): values is number[] {
-  return (
-    Array.isArray(values) &&
-    values.length > 0 &&
-    values.every((value) => typeof value === "number" && Number.isFinite(value))
-  );
 }
 
 function protocolError(message: string, body: unknown): UpstreamError {
