@@ -8,6 +8,7 @@
  */
 import { type CompiledQuery, type Insertable, type Kysely, sql } from "kysely";
 import type { UsageRecord } from "./billing-types.ts";
+import { storedText } from "./column-values.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
@@ -38,14 +39,14 @@ export function toRow(record: UsageRecord): UsageRecordsTable {
     cost_micros: record.costMicros,
     held_micros: record.heldMicros,
     usage_source: record.usageSource,
-    upstream_request_id: record.upstreamRequestId,
+    upstream_request_id: storedText(record.upstreamRequestId),
     latency_ms: record.latencyMs,
     ttfb_ms: record.ttfbMs,
     breakdown: record.breakdown ? JSON.stringify(record.breakdown) : null,
     created_at: record.createdAt,
     overrun_micros: record.overrunMicros ?? 0,
     output_cap_lowered_to: record.outputCapLoweredTo ?? null,
-    end_user: record.endUser ?? null,
+    end_user: storedText(record.endUser),
     metadata: record.metadata ? JSON.stringify(record.metadata) : null,
   };
 }

@@ -16,6 +16,7 @@ import {
   type Queries,
   toRow,
 } from "./billing-queries.ts";
+import { storedInteger, storedText } from "./column-values.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
 import type { Database, VideoTasksTable } from "./schema.ts";
@@ -122,15 +123,28 @@ export function sqlTaskStore(
     },
 
     async markVideoTaskSubmitted(id, submission) {
-      await db
+      const row = await db
         .updateTable("video_tasks")
         .set({
-          provider_task_id: submission.providerTaskId,
+          provider_task_id: storedText(submission.providerTaskId),
           provider_record: json(submission.providerRecord),
           next_poll_at: submission.nextPollAt,
           updated_at: Date.now(),
         })
         .where("id", "=", id)
+        .where("status", "in", UNFINISHED)
+        .returning("id")
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async extendVideoTaskSubmission(id, nextPollAt) {
+      await db
+        .updateTable("video_tasks")
+        .set({ next_poll_at: nextPollAt })
+        .where("id", "=", id)
+        .where("provider_task_id", "is", null)
+        .where("status", "in", UNFINISHED)
         .execute();
     },
 
@@ -218,7 +232,9 @@ export function sqlTaskStore(
           ...(progress.providerRecord === undefined
             ? {}
             : { provider_record: json(progress.providerRecord) }),
-          ...(progress.progress === undefined ? {} : { progress: progress.progress }),
+          ...(progress.progress === undefined
+            ? {}
+            : { progress: storedInteger(progress.progress, 0, 100) }),
           next_poll_at: progress.nextPollAt,
           polls: sql`polls + 1`,
           lease_until: 0,
@@ -240,13 +256,14 @@ export function sqlTaskStore(
           ...(outcome.providerRecord === undefined
             ? {}
             : { provider_record: json(outcome.providerRecord) }),
-          video_url: outcome.videoUrl ?? null,
+          video_url: storedText(outcome.videoUrl),
           seed: outcome.seed ?? null,
           usage: json(outcome.usage ?? null),
-          error_code: outcome.error?.code ?? null,
-          error_message: outcome.error?.message ?? null,
+          error_code: storedText(outcome.error?.code),
+          error_message: storedText(outcome.error?.message),
           progress: outcome.status === "succeeded" ? 100 : sql`progress`,
-          billed_seconds: outcome.reportedSeconds ?? null,
+          // Billed as whole seconds, rounded up (settle-task.ts), as the column keeps them.
+          billed_seconds: storedInteger(outcome.reportedSeconds, 0, 2_147_483_647, Math.ceil),
           finished_at: outcome.finishedAt,
           updated_at: Date.now(),
           lease_owner: null,

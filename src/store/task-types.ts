@@ -129,11 +129,19 @@ export interface TaskStore {
    * already used, nothing is created and the earlier task is returned.
    */
   createVideoTask(task: NewVideoTask): Promise<CreateTaskResult>;
-  /** The vendor took the task: its id and first record. */
+  /**
+   * The vendor took the task: its id and first record. False when the task was finished
+   * meanwhile (taken for an interrupted submission): nothing is written then.
+   */
   markVideoTaskSubmitted(
     id: string,
     submission: { providerTaskId: string; providerRecord: unknown; nextPollAt: number },
-  ): Promise<void>;
+  ): Promise<boolean>;
+  /**
+   * A submission still under way: the task, not yet acknowledged by the vendor, is not taken for
+   * an interrupted one before `nextPollAt`.
+   */
+  extendVideoTaskSubmission(id: string, nextPollAt: number): Promise<void>;
   /** Frees the task's idempotency key (its submission failed: a retry may create another). */
   releaseIdempotencyKey(id: string): Promise<void>;
   /** A task of the account, by its id or by the vendor's task id. */

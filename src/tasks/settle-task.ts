@@ -69,22 +69,32 @@ function pricedAtSubmission(
   usage: Usage,
   seconds: number,
 ): ReturnType<typeof priceWithinHold> {
-  if (model) {
-    const requested: Usage = {
-      media: {
-        videoSeconds: { seconds: task.durationSeconds, resolution: task.resolution },
-        source: "estimated",
-      },
-    };
-    const heldPrice = priceWithinHold(model, requested, Number.MAX_SAFE_INTEGER).costMicros;
-    if (heldPrice === task.holdMicros) return priceWithinHold(model, usage, task.holdMicros);
-  }
+  if (model && catalogPriceOfRequest(task, model) === task.holdMicros)
+    return priceWithinHold(model, usage, task.holdMicros);
   const full = Math.round((task.holdMicros * seconds) / Math.max(1, task.durationSeconds));
   const costMicros = Math.min(full, task.holdMicros);
   const overrunMicros = full - costMicros;
   const breakdown: Record<string, number> = { video_seconds_at_submission_price: costMicros };
   if (overrunMicros > 0) breakdown[OVERRUN_ITEM] = -overrunMicros;
   return { costMicros, breakdown, overrunMicros, lineItemsTotal: full };
+}
+
+/**
+ * What the catalog prices the task's requested duration at now; undefined when it no longer
+ * prices its resolution (a reload dropped it): the task is then priced from its hold.
+ */
+function catalogPriceOfRequest(task: VideoTask, model: CatalogModel): number | undefined {
+  const requested: Usage = {
+    media: {
+      videoSeconds: { seconds: task.durationSeconds, resolution: task.resolution },
+      source: "estimated",
+    },
+  };
+  try {
+    return priceWithinHold(model, requested, Number.MAX_SAFE_INTEGER).costMicros;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

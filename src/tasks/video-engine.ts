@@ -157,10 +157,13 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
 
   async function pollOne(task: VideoTask): Promise<void> {
     const now = clock();
+    // Never past the task's expiry, whatever delay a vendor asks for (a Retry-After of years):
+    // expiry is decided when the task is next claimed, and its hold is released then.
+    const untilExpiry = task.createdAt + options.maxAgeMs + 1 - now;
     const later = (delayMs: number) =>
       store.recordVideoTaskProgress(task.id, owner, {
         status: task.status as "queued" | "running",
-        nextPollAt: now + delayMs,
+        nextPollAt: now + Math.max(0, Math.min(delayMs, untilExpiry)),
       });
     if (now - task.createdAt > options.maxAgeMs) {
       await finishWith(task, {
@@ -266,7 +269,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
 
   /** One tick; resolves, once its polls and settlements are done, to the attempts it started. */
   async function tick(): Promise<Array<Promise<void>>> {
-    for (const task of await store.listFinalizingVideoTasks(options.batchSize)) await settle(task);
+    // One task that cannot be settled (its store write refused, say) is logged and tried again
+    // next tick; it must not hold up the settlements, polls and webhooks of every other task.
+    for (const task of await store.listFinalizingVideoTasks(options.batchSize))
+      await settle(task).catch((error: unknown) => logFailure(task, error));
     const due = await store.claimDueVideoTasks(clock(), owner, options.leaseMs, options.batchSize);
     await Promise.all(
       due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))),

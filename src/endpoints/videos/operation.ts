@@ -152,6 +152,16 @@ export async function submitVideoTask(
     logAttempt.starting?.(route, 0);
     const started = performance.now();
     called = true;
+    // While the vendor takes its time, the task is not taken for one whose submission was
+    // interrupted (a crash): that is decided `submit_grace_seconds` after the last sign of life.
+    const grace = services.videoTasks.submitGraceMs;
+    const alive = setInterval(
+      () => {
+        services.store.extendVideoTaskSubmission(task.id, services.now() + grace).catch(() => {});
+      },
+      Math.max(1, Math.floor(grace / 3)),
+    );
+    alive.unref();
     try {
       // Not tied to the client's connection: once the vendor may have the task, it is followed
       // (the call still carries the request's ids and trace context).
@@ -173,12 +183,19 @@ export async function submitVideoTask(
       await services.store.releaseIdempotencyKey(task.id);
       await services.videoTasks.finish(task, "failed", vendorError(error));
       throw error;
+    } finally {
+      clearInterval(alive);
     }
-    await services.store.markVideoTaskSubmitted(task.id, {
+    const followed = await services.store.markVideoTaskSubmitted(task.id, {
       providerTaskId: submission.providerTaskId,
       providerRecord: submission.providerRecord,
       nextPollAt: services.now() + services.videoTasks.firstPollMs,
     });
+    if (!followed)
+      services.logger.error(
+        { taskId: task.id, providerTaskId: submission.providerTaskId },
+        "the vendor acknowledged a video task already given up as interrupted; it is not followed",
+      );
     services.videoTasks.kick();
     const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
     return {
