@@ -125,6 +125,32 @@ export function refuseNulCharacters(values: unknown, where: "path" | "query"): v
   }
 }
 
+/**
+ * Refuses a NUL character in any string of a (validated, so bounded) JSON body: no name, note,
+ * address or setting of the account and admin APIs holds one, and PostgreSQL refuses it in a
+ * text column, which would otherwise surface as a 500.
+ */
+export function refuseNulInBody(value: unknown, path = "", depth = 0): void {
+  if (typeof value === "string") {
+    if (!value.includes("\u0000")) return;
+    const param = path.slice(0, 100) || "body";
+    throw new GatewayError(
+      "invalid_request",
+      { detail: `The field \`${param}\` contains a NUL character.` },
+      { param },
+    );
+  }
+  if (value === null || typeof value !== "object" || depth > 32) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => refuseNulInBody(item, `${path}[${index}]`, depth + 1));
+    return;
+  }
+  for (const [name, item] of Object.entries(value)) {
+    refuseNulInBody(name, path ? `${path}.${name}` : name, depth + 1);
+    refuseNulInBody(item, path ? `${path}.${name}` : name, depth + 1);
+  }
+}
+
 export async function authenticate(
   services: Services,
   request: FastifyRequest,
@@ -188,6 +214,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       refuseNulCharacters(request.params, "path");
       if (definition.query) refuseNulCharacters(request.query, "query");
       const body = (validateBody ? validateBody(request.body ?? {}) : undefined) as Context["body"];
+      if (validateBody) refuseNulInBody(body);
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
         validateQuery && definition.query
