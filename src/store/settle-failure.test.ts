@@ -9,36 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, type Store, type UsageRecord } from "./index.ts";
+import { chatUsageRecord } from "../../test/support/usage-record.ts";
+import { openStore, type Store } from "./index.ts";
 
 const HOLD = { endpoint: "/v1/chat/completions", instanceId: "test", floorMicros: 0 };
 
-function record(accountId: string, requestId: string, costMicros: number): UsageRecord {
-  return {
-    requestId,
-    accountId,
-    keyId: null,
-    model: "gpt-4o-mini",
-    endpoint: "/v1/chat/completions",
-    status: "succeeded",
-    inputTokens: 10,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 20,
-    reasoningTokens: 0,
-    images: 0,
-    videoSeconds: 0,
-    characters: 0,
-    costMicros,
-    heldMicros: 0,
-    usageSource: "upstream",
-    upstreamRequestId: null,
-    latencyMs: 5,
-    ttfbMs: 2,
-    breakdown: { output: costMicros },
-    createdAt: Date.now(),
-  };
-}
+const record = (accountId: string, requestId: string, costMicros: number) =>
+  chatUsageRecord({ requestId, accountId, keyId: null, costMicros, createdAt: Date.now() });
 
 describe("a settlement SQLite refuses", () => {
   const cleanups: Array<() => unknown> = [];
