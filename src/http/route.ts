@@ -142,7 +142,8 @@ export function refuseNulInBody(value: unknown, path = "", depth = 0): void {
   }
   if (value === null || typeof value !== "object" || depth > 32) return;
   if (Array.isArray(value)) {
-    value.forEach((item, index) => refuseNulInBody(item, `${path}[${index}]`, depth + 1));
+    for (const [index, item] of value.entries())
+      refuseNulInBody(item, `${path}[${index}]`, depth + 1);
     return;
   }
   for (const [name, item] of Object.entries(value)) {
