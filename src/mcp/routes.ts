@@ -9,7 +9,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  isJSONRPCRequest,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { readBearer } from "../auth/index.ts";
 import type { KeyCaller, ModelCallRunner } from "../core/model-call-runner.ts";
@@ -56,7 +60,23 @@ export function registerMcpRoutes(
     maxPerKey: config.max_sessions_per_key,
     maxPerAccount: config.max_sessions_per_account,
   });
-  app.addHook("onClose", () => sessions.closeAll());
+  // Shutdown drains: a call in flight may finish within `server.shutdown_grace_seconds`, after
+  // which its connection is cut. Shortly before that, the sessions are closed, which answers each
+  // call still in flight with an error for its id (and aborts it) while its stream can carry it.
+  let shutdownTimer: NodeJS.Timeout | undefined;
+  app.addHook("preClose", (done) => {
+    const graceMs = services.config.server.shutdown_grace_seconds * 1000;
+    shutdownTimer = setTimeout(
+      () => void sessions.closeAll(),
+      Math.max(0, graceMs - Math.min(500, graceMs / 2)),
+    );
+    shutdownTimer.unref();
+    done();
+  });
+  app.addHook("onClose", () => {
+    clearTimeout(shutdownTimer);
+    return sessions.closeAll();
+  });
   const serverDeps = {
     services,
     ...deps,
@@ -90,7 +110,10 @@ export function registerMcpRoutes(
     }
   }
 
-  async function openSession(caller: KeyCaller): Promise<StreamableHTTPServerTransport> {
+  async function openSession(
+    caller: KeyCaller,
+    inFlight: Set<RequestId>,
+  ): Promise<StreamableHTTPServerTransport> {
     const server = createMcpServer(serverDeps);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -102,6 +125,7 @@ export function registerMcpRoutes(
           transport,
           server,
           lastUsed: Date.now(),
+          inFlight,
         };
         sessions.add(session);
       },
@@ -134,14 +158,17 @@ export function registerMcpRoutes(
       }
       const sessionId = request.headers[SESSION_HEADER];
       let transport: StreamableHTTPServerTransport;
+      let inFlight: Set<RequestId>;
       if (typeof sessionId === "string") {
         const session = sessions.get(sessionId);
         // Another key's session is answered like an unknown one: it reveals nothing.
         if (!session || session.keyId !== caller.key.id)
           return rpcError(reply, 404, -32001, "Session not found.");
         transport = session.transport;
+        inFlight = session.inFlight;
       } else if (request.method === "POST" && isInitializeRequest(request.body)) {
-        transport = await openSession(caller);
+        inFlight = new Set();
+        transport = await openSession(caller, inFlight);
       } else {
         return rpcError(
           reply,
@@ -158,6 +185,13 @@ export function registerMcpRoutes(
         if (value !== undefined) reply.raw.setHeader(name, value);
       }
       reply.hijack();
+      // A request is in flight while its POST is open: closing the session answers it first.
+      const body: unknown = request.body;
+      if (request.method === "POST" && isJSONRPCRequest(body)) {
+        const id = body.id;
+        inFlight.add(id);
+        reply.raw.once("close", () => inFlight.delete(id));
+      }
       try {
         await transport.handleRequest(request.raw, reply.raw, request.body);
       } catch (error) {

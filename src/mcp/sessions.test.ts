@@ -2,15 +2,24 @@ import { describe, expect, it, vi } from "vitest";
 import { createSessionStore, type McpSession } from "./sessions.ts";
 
 function session(id: string, keyId: string, lastUsed: number, accountId = `acct-${keyId}`) {
-  const close = vi.fn(async () => {});
+  const events: string[] = [];
+  const close = vi.fn(async () => {
+    events.push("close");
+  });
+  const send = vi.fn(async (message: { id: unknown }) => {
+    events.push(`send ${String(message.id)}`);
+  });
   return {
+    events,
+    send,
     session: {
       id,
       keyId,
       accountId,
       lastUsed,
-      transport: { close },
+      transport: { close, send },
       server: {},
+      inFlight: new Set(),
     } as unknown as McpSession,
     close,
   };
@@ -83,6 +92,50 @@ describe("MCP session store", () => {
       expect(idle.close).toHaveBeenCalledOnce();
       expect(busy.close).not.toHaveBeenCalled();
       expect(store.get("idle")).toBeUndefined();
+      await store.closeAll();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("answers the requests in flight with an error for their ids before closing", async () => {
+    const store = createSessionStore({ idleMs: 60_000, maxPerKey: 1, maxPerAccount: 100 });
+    const old = session("old", "k", 1);
+    old.session.inFlight.add(7);
+    old.session.inFlight.add("x");
+    store.add(old.session);
+    store.add(session("new", "k", 2).session);
+    await vi.waitFor(() => expect(old.close).toHaveBeenCalledOnce());
+    expect(old.events).toEqual(["send 7", "send x", "close"]);
+    expect(old.send.mock.calls[0]?.[0]).toMatchObject({
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: -32000, message: expect.stringMatching(/^session closed: its key opened/) },
+    });
+    expect(old.session.inFlight.size).toBe(0);
+    await store.closeAll();
+  });
+
+  it("does not sweep a session with a request in flight as idle", async () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const store = createSessionStore({
+        idleMs: 10_000,
+        maxPerKey: 10,
+        maxPerAccount: 100,
+        now: () => now,
+      });
+      const working = session("working", "k", 0);
+      working.session.inFlight.add(1);
+      store.add(working.session);
+      now = 12_000;
+      vi.advanceTimersByTime(10_000);
+      expect(working.close).not.toHaveBeenCalled();
+      working.session.inFlight.delete(1);
+      now = 24_000;
+      vi.advanceTimersByTime(10_000);
+      expect(working.close).toHaveBeenCalledOnce();
       await store.closeAll();
     } finally {
       vi.useRealTimers();

@@ -15,6 +15,7 @@ import { auditOrigin } from "../../http/audit-origin.ts";
 import { registerModelEndpoint } from "../../http/model-endpoint.ts";
 import { SANDBOX_HEADER } from "../../http/response-headers.ts";
 import { registerRoute } from "../../http/route.ts";
+import { UpstreamError } from "../../spec/index.ts";
 import { decodeCursor, pageOf } from "../../store/cursor.ts";
 import type { VideoTask } from "../../store/index.ts";
 import { renderVideoTask, routeOf } from "../../tasks/index.ts";
@@ -54,6 +55,29 @@ async function ownTask(services: Services, accountId: string, id: string) {
 function markSandbox(services: Services, task: VideoTask, reply: FastifyReply): void {
   if (routeOf(task, services.catalog.get(task.model))?.sandbox)
     reply.header(SANDBOX_HEADER, "true");
+}
+
+/**
+ * The vendor's refusal to cancel a task (DashScope answers 400 `UnsupportedOperation` once the
+ * task is no longer PENDING) as the contract's `409 task_not_cancelable`; undefined for any other
+ * failure (a network error, the vendor's own 5xx, a bad vendor key), which passes on as it is.
+ */
+function vendorRefusal(task: VideoTask, error: unknown): GatewayError | undefined {
+  if (!UpstreamError.isInstance(error) || error.kind !== "http") return undefined;
+  const refused =
+    error.vendorCode === "UnsupportedOperation" ||
+    error.status === 400 ||
+    error.status === 404 ||
+    error.status === 409;
+  if (!refused) return undefined;
+  return new GatewayError(
+    "task_not_cancelable",
+    {
+      id: task.id,
+      detail: "the vendor refused to cancel it; it has most likely started.",
+    },
+    { cause: error },
+  );
 }
 
 export function registerVideoRoutes(app: FastifyInstance, services: Services): void {
@@ -133,12 +157,31 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
           id: task.id,
           detail: "its vendor has no way to cancel a task.",
         });
-      await vendor.cancel({
-        upstreamModel: task.upstreamModel,
-        providerTaskId: task.providerTaskId,
-      });
-      await services.videoTasks.finish(task, "canceled");
-      return renderVideoTask((await services.store.findVideoTaskById(task.id)) ?? task);
+      // The vendors that cancel (DashScope) cancel only a task they have not started: one the
+      // gateway already saw running is refused here, without asking the vendor.
+      if (task.status === "running")
+        throw new GatewayError("task_not_cancelable", {
+          id: task.id,
+          detail: "the vendor has started it; only a queued task can be canceled.",
+        });
+      try {
+        await vendor.cancel({
+          upstreamModel: task.upstreamModel,
+          providerTaskId: task.providerTaskId,
+        });
+      } catch (error) {
+        throw vendorRefusal(task, error) ?? error;
+      }
+      const won = await services.videoTasks.finish(task, "canceled");
+      const current = (await services.store.findVideoTaskById(task.id)) ?? task;
+      // Lost the race to another ending (the poller saw it succeed, fail or expire): the task
+      // was not canceled, so this is no 200.
+      if (!won && current.status !== "canceled")
+        throw new GatewayError("task_not_cancelable", {
+          id: task.id,
+          detail: `it is already ${current.status}.`,
+        });
+      return renderVideoTask(current);
     },
   });
 
