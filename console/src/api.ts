@@ -5,6 +5,7 @@
  * (a header another site's form or image cannot send). Model calls from the playground carry
  * the user's own `sk-` key instead and never the cookie.
  */
+import type { List } from "./types.ts";
 
 export class ApiError extends Error {
   constructor(
@@ -74,6 +75,25 @@ export async function api<T>(path: string, init: ConsoleInit = {}): Promise<T> {
   const response = await consoleFetch(path, init);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
+}
+
+/** Most pages `apiAll` follows: 1,000 items a page, so 20,000 items. */
+const ALL_PAGES_MAX = 20;
+
+/**
+ * Every page of a cursor-paged list, for lists a page shows whole (an account's keys): a list
+ * read only to its first page hides what was made last.
+ */
+export async function apiAll<T>(path: string, query: Query = {}): Promise<List<T>> {
+  const data: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < ALL_PAGES_MAX; page++) {
+    const list = await api<List<T>>(path, { query: { ...query, limit: 1000, cursor } });
+    data.push(...list.data);
+    if (!list.has_more || !list.next_cursor) return { object: "list", data };
+    cursor = list.next_cursor;
+  }
+  return { object: "list", data, has_more: true };
 }
 
 /** A model call with the user's key; the response is returned as is (the caller reads it). */

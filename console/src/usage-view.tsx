@@ -5,7 +5,7 @@
  * usage page (`/v1/account/usage`) and the operators' (`/v1/admin/usage`).
  */
 import { useState } from "preact/hooks";
-import { api, consoleFetch, download, type Query, toCsv } from "./api.ts";
+import { api, apiAll, consoleFetch, download, type Query, toCsv } from "./api.ts";
 import { BarChart, DayChart } from "./charts.tsx";
 import { formatCount } from "./money.ts";
 import type { ApiKey, List, UsageGroup, UsageRecord } from "./types.ts";
@@ -154,7 +154,7 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
       props.admin
         ? new Map<string, string>()
         : new Map(
-            (await api<List<ApiKey>>("/v1/account/keys")).data.map((key) => [
+            (await apiAll<ApiKey>("/v1/account/keys")).data.map((key) => [
               key.id,
               `${key.name} (${key.prefix})`,
             ]),
@@ -175,17 +175,15 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
 
   const exportCsv = () =>
     void exportAction.run(async () => {
-      let text: string | undefined;
-      try {
-        const response = await consoleFetch(props.path, {
-          query: { ...base, format: "csv", limit: 1000 },
-        });
-        if (response.headers.get("content-type")?.startsWith("text/csv"))
-          text = await response.text();
-      } catch {
-        // answered below
-      }
-      // An API without CSV: the records at hand, in the same columns.
+      // A failed export (the connection, the session, the server) throws: its error is shown and
+      // nothing is saved, rather than the rows at hand passed off as the whole range.
+      const response = await consoleFetch(props.path, {
+        query: { ...base, format: "csv", limit: 1000 },
+      });
+      let text = response.headers.get("content-type")?.startsWith("text/csv")
+        ? await response.text()
+        : undefined;
+      // An API that answered without CSV: the records at hand, in the same columns.
       text ??= toCsv(
         [...RECORD_COLUMNS],
         (records.data?.data ?? []).map((record) =>
@@ -263,7 +261,7 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
           Export CSV
         </button>
       </div>
-      <Notice error={exportAction.error} />
+      <Notice error={exportAction.error} done={exportAction.done} />
       <UsageRecordsTable
         records={records.data?.data ?? []}
         showAccount={props.admin}

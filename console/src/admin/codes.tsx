@@ -71,14 +71,7 @@ export function AdminCodesPage() {
           <Input id="code-amount" inputMode="decimal" value={amount} onValue={setAmount} required />
         </Field>
         <Field id="code-count" label="How many">
-          <Input
-            id="code-count"
-            type="number"
-            min={1}
-            max={1000}
-            value={count}
-            onValue={setCount}
-          />
+          <Input id="code-count" type="number" min={1} max={100} value={count} onValue={setCount} />
         </Field>
         <Field id="code-note" label="Note">
           <Input id="code-note" value={note} onValue={setNote} maxLength={200} />

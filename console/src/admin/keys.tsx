@@ -3,15 +3,15 @@
  * Operators list the keys of any account (found by email) and revoke them.
  */
 import { useState } from "preact/hooks";
-import { api } from "../api.ts";
+import { api, apiAll } from "../api.ts";
 import { KeyTable } from "../pages/keys.tsx";
-import type { Account, ApiKey, List } from "../types.ts";
+import type { Account, ApiKey } from "../types.ts";
 import { Empty, Notice, Page, useAction, useLoad } from "../ui.tsx";
 import { AccountSearchForm, useAccountSearch } from "./accounts.tsx";
 
 function AccountKeys(props: { account: Account }) {
   const keys = useLoad(
-    () => api<List<ApiKey>>(`/v1/admin/accounts/${encodeURIComponent(props.account.id)}/keys`),
+    () => apiAll<ApiKey>(`/v1/admin/accounts/${encodeURIComponent(props.account.id)}/keys`),
     [props.account.id],
   );
   const revoke = useAction();

@@ -4,7 +4,7 @@
  * once with a copy button), list them, revoke one.
  */
 import { useState } from "preact/hooks";
-import { api } from "../api.ts";
+import { api, apiAll } from "../api.ts";
 import { forgetKey, rememberKey } from "../state.ts";
 import type { ApiKey, List, Model } from "../types.ts";
 import {
@@ -203,7 +203,7 @@ export function KeyTable(props: {
 }
 
 export function KeysPage() {
-  const keys = useLoad(() => api<List<ApiKey>>("/v1/account/keys"), []);
+  const keys = useLoad(() => apiAll<ApiKey>("/v1/account/keys"), []);
   const [created, setCreated] = useState<ApiKey | undefined>();
   const revoke = useAction();
   return (

@@ -257,7 +257,16 @@ export function PlaygroundPage() {
         <button type="submit" disabled={action.busy || !model}>
           {action.busy ? "Running…" : "Send"}
         </button>
-        <Notice error={action.error} />
+        <Notice
+          error={
+            action.error ??
+            (catalog.error
+              ? `The models could not be loaded: ${catalog.error}`
+              : catalog.data && models.length === 0
+                ? "No models are available for this kind of call."
+                : undefined)
+          }
+        />
       </form>
       <section class="card result" aria-live="polite" aria-label="Answer">
         <div class="result-head">
