@@ -1,7 +1,7 @@
 /**
- * Lists in the console that a cursor-paged API serves: a list read only to its first page hid
- * what was made last (a key created as the account's 101st never showed, so it could not be seen
- * or revoked from the console).
+ * Lists in the console that a cursor-paged API serves must reach their end: every key of an
+ * account (a key created as the 101st must show, to be seen and revoked), every credit code
+ * (newest first, the older ones through "Load more").
  */
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -78,6 +78,32 @@ describe.skipIf(chromiumMissing !== undefined)("console: lists read to their end
     // through "Load more". GET /v1/account/keys pages oldest first, 100 by default: a page that
     // reads only the first one never shows the 101st key.
     const row = page.getByRole("row", { name: /newest-key/ });
+    expect(await reachable(page, row)).toBe(true);
+    await page.close();
+  });
+
+  it("reaches the oldest credit code when there are more than a page of them", {
+    timeout: 120_000,
+  }, async () => {
+    const admin = await accountWithPassword(gateway, "admin");
+    const batch = async (count: number, note: string) => {
+      const made = await gateway.request("/v1/admin/credit-codes", {
+        key: gateway.adminKey,
+        json: { amount_micros: 1_000_000, count, note },
+      });
+      expect(made.status).toBe(201);
+    };
+    // The oldest first, then a full page of newer ones: the list shows the newest first, 100 a
+    // page, so the oldest is on the second page.
+    await batch(1, "the-oldest-code");
+    await batch(100, "newer");
+    await browser.context.clearCookies();
+    const page = await browser.newPage();
+    await logIn(page, gateway, admin.email);
+    await open(page, "Credit codes", "Credit codes");
+    // A batch takes at most 100 codes, as the API: the field does not offer more.
+    expect(await page.getByLabel("How many", { exact: true }).getAttribute("max")).toBe("100");
+    const row = page.getByRole("row", { name: /the-oldest-code/ });
     expect(await reachable(page, row)).toBe(true);
     await page.close();
   });

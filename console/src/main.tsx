@@ -6,7 +6,7 @@
 import "./styles.css";
 import type { ComponentType } from "preact";
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { logOut, refreshAccount } from "./account.ts";
 import { AdminAccountsPage } from "./admin/accounts.tsx";
 import { AdminAuditPage } from "./admin/audit.tsx";
@@ -137,9 +137,15 @@ function App() {
     refreshAccount().catch(() => session.set(null));
   }, []);
   const publicPage = path === "/login" || path === "/register";
+  // Whether the session was known before this change: a redirect on the first load (`undefined`
+  // before) leaves the focus alone, one after logging in or out (or a session that expired)
+  // moves it to the new page's heading.
+  const known = useRef<Account | null | undefined>(undefined);
   useEffect(() => {
-    if (account === null && !publicPage) navigate("/login", true);
-    if (account && publicPage) navigate("/", true);
+    const settled = known.current !== undefined;
+    known.current = account;
+    if (account === null && !publicPage) navigate("/login", true, settled);
+    if (account && publicPage) navigate("/", true, settled);
   }, [account, publicPage]);
 
   return (

@@ -15,23 +15,46 @@ export function currentPath(): string {
 
 const listeners = new Set<() => void>();
 
-export function navigate(path: string, replace = false): void {
+/**
+ * Focus the new page's heading (`#page-title`, from `Page`) once it is drawn, so a keyboard or
+ * screen-reader user lands at the top of the page just opened rather than on a link that is gone
+ * or on the document body. Preact draws on a microtask; a timer runs after it.
+ */
+function focusPageTitle(): void {
+  setTimeout(() => {
+    const title = document.getElementById("page-title");
+    if (title && document.activeElement !== title) title.focus({ preventScroll: true });
+  }, 0);
+}
+
+/**
+ * Opens `path` in the app. `focus` (the default) moves the focus to the new page's heading: an
+ * in-app link, logging in or out. Redirects on the first load pass `false`: a page that is opened
+ * fresh starts at the top of the document, as any page does.
+ */
+export function navigate(path: string, replace = false, focus = true): void {
   const url = BASE + (path === "/" ? "/" : path);
   if (replace) history.replaceState(null, "", url);
   else history.pushState(null, "", url);
   for (const listener of listeners) listener();
   window.scrollTo(0, 0);
+  if (focus) focusPageTitle();
 }
 
 export function usePath(): string {
   const [path, setPath] = useState(currentPath());
   useEffect(() => {
     const update = () => setPath(currentPath());
+    // Back and forward: the page changes as with a link, and so does the focus.
+    const travel = () => {
+      update();
+      focusPageTitle();
+    };
     listeners.add(update);
-    window.addEventListener("popstate", update);
+    window.addEventListener("popstate", travel);
     return () => {
       listeners.delete(update);
-      window.removeEventListener("popstate", update);
+      window.removeEventListener("popstate", travel);
     };
   }, []);
   return path;

@@ -3,7 +3,7 @@
  * The console's small kit: loading data, notices, form fields, copy buttons, money and dates.
  */
 import type { ComponentChildren, JSX } from "preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.ts";
 import { formatMicros, type Micros } from "./money.ts";
 
@@ -91,15 +91,30 @@ export function Page(props: {
   );
 }
 
-export function Notice(props: { error?: string | undefined; done?: string | undefined }) {
+/**
+ * An action's error or success. With `focus`, a new message takes the keyboard focus: for actions
+ * whose button goes away or is disabled (revoking a row), so focus does not fall to the page.
+ */
+export function Notice(props: {
+  error?: string | undefined;
+  done?: string | undefined;
+  focus?: boolean;
+}) {
+  const shown = useRef<HTMLParagraphElement>(null);
+  const message = props.error ?? props.done;
+  useEffect(() => {
+    if (props.focus && message) shown.current?.focus();
+  }, [message, props.focus]);
   return (
     <div class="notice-slot" aria-live="polite">
       {props.error ? (
-        <p class="notice error" role="alert">
+        <p class="notice error" role="alert" tabIndex={-1} ref={shown}>
           {props.error}
         </p>
       ) : props.done ? (
-        <p class="notice ok">{props.done}</p>
+        <p class="notice ok" tabIndex={-1} ref={shown}>
+          {props.done}
+        </p>
       ) : null}
     </div>
   );
@@ -180,13 +195,22 @@ export function Money(props: { micros: Micros; currency?: string }) {
   return <span class="money">{formatMicros(props.micros, props.currency ?? "USD")}</span>;
 }
 
-export function When(props: { at: string | number | null | undefined }) {
+/**
+ * A moment, in the browser's time zone; with `utc`, in UTC as `2026-11-28 07:50:01 UTC` (the
+ * usage view, whose date range and per-day charts are UTC days).
+ */
+export function When(props: { at: string | number | null | undefined; utc?: boolean }) {
   if (props.at === null || props.at === undefined) return <span class="muted">—</span>;
   const date = new Date(
     typeof props.at === "number" && props.at < 1e12 ? props.at * 1000 : props.at,
   );
   if (Number.isNaN(date.getTime())) return <span>{String(props.at)}</span>;
-  return <time dateTime={date.toISOString()}>{date.toLocaleString()}</time>;
+  const iso = date.toISOString();
+  return (
+    <time dateTime={iso}>
+      {props.utc ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : date.toLocaleString()}
+    </time>
+  );
 }
 
 export function Badge(props: {

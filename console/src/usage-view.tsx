@@ -13,6 +13,10 @@ import { Badge, Empty, Field, Input, Money, Notice, useAction, useLoad, When } f
 
 type GroupName = "day" | "model" | "key" | "account";
 
+/**
+ * The range is in UTC days, as the per-day charts group (the API's `group_by=day`) and the
+ * request times show: the fields are labelled so, and "today" is today in UTC.
+ */
 function isoDay(offsetDays: number): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
@@ -63,7 +67,7 @@ export function UsageRecordsTable(props: {
         <caption class="sr-only">{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">When</th>
+            <th scope="col">When (UTC)</th>
             {props.showAccount ? <th scope="col">Account</th> : null}
             <th scope="col">Model</th>
             <th scope="col">Key</th>
@@ -86,7 +90,7 @@ export function UsageRecordsTable(props: {
           {props.records.map((record) => (
             <tr key={record.request_id}>
               <td>
-                <When at={record.created_at} />
+                <When at={record.created_at} utc />
               </td>
               {props.showAccount ? (
                 <td>
@@ -204,10 +208,10 @@ export function UsageView(props: { path: string; groups: GroupName[]; admin?: bo
           setApplied({ from, to, account });
         }}
       >
-        <Field id="usage-from" label="From">
+        <Field id="usage-from" label="From (UTC)">
           <Input id="usage-from" type="date" value={from} onValue={setFrom} />
         </Field>
-        <Field id="usage-to" label="To">
+        <Field id="usage-to" label="To (UTC)">
           <Input id="usage-to" type="date" value={to} onValue={setTo} />
         </Field>
         {props.admin ? (

@@ -13,6 +13,7 @@ import {
   Field,
   Input,
   Money,
+  MoreButton,
   Notice,
   Page,
   useAction,
@@ -33,10 +34,27 @@ interface CreditCode {
 }
 
 export function AdminCodesPage() {
-  const codes = useLoad(
-    () => api<List<CreditCode>>("/v1/admin/credit-codes", { query: { limit: 100 } }),
-    [],
-  );
+  // Newest first, 100 a page; "Load more" follows the cursor to the older ones.
+  const [rows, setRows] = useState<CreditCode[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [hasMore, setHasMore] = useState(false);
+  const codes = useLoad(async () => {
+    const page = await api<List<CreditCode>>("/v1/admin/credit-codes", { query: { limit: 100 } });
+    setRows(page.data);
+    setCursor(page.next_cursor ?? null);
+    setHasMore(Boolean(page.has_more && page.next_cursor));
+    return page;
+  }, []);
+  const more = useAction();
+  const loadMore = () =>
+    void more.run(async () => {
+      const page = await api<List<CreditCode>>("/v1/admin/credit-codes", {
+        query: { limit: 100, cursor },
+      });
+      setRows((known) => [...known, ...page.data]);
+      setCursor(page.next_cursor ?? null);
+      setHasMore(Boolean(page.has_more && page.next_cursor));
+    });
   const [amount, setAmount] = useState("");
   const [count, setCount] = useState("1");
   const [note, setNote] = useState("");
@@ -97,8 +115,9 @@ export function AdminCodesPage() {
         </div>
       ) : null}
       <h2>Codes</h2>
-      <Notice error={codes.error ?? revoke.error} done={revoke.done} />
-      {(codes.data?.data ?? []).length === 0 && !codes.loading ? (
+      <Notice error={codes.error ?? more.error} />
+      <Notice error={revoke.error} done={revoke.done} focus />
+      {rows.length === 0 && !codes.loading ? (
         <Empty>No credit codes yet.</Empty>
       ) : (
         <div class="table-wrap">
@@ -119,7 +138,7 @@ export function AdminCodesPage() {
               </tr>
             </thead>
             <tbody>
-              {(codes.data?.data ?? []).map((code) => (
+              {rows.map((code) => (
                 <tr key={code.id}>
                   <td>
                     <code>{code.prefix}</code>
@@ -153,11 +172,14 @@ export function AdminCodesPage() {
                         disabled={revoke.busy}
                         onClick={() =>
                           void revoke.run(async () => {
-                            await api(
+                            const revoked = await api<CreditCode>(
                               `/v1/admin/credit-codes/${encodeURIComponent(code.id)}/revoke`,
                               { method: "POST" },
                             );
-                            codes.reload();
+                            // In place: a reload would drop the pages "Load more" added.
+                            setRows((known) =>
+                              known.map((row) => (row.id === code.id ? revoked : row)),
+                            );
                             return `Revoked ${code.prefix}.`;
                           })
                         }
@@ -172,6 +194,7 @@ export function AdminCodesPage() {
           </table>
         </div>
       )}
+      <MoreButton hasMore={hasMore} busy={more.busy} onMore={loadMore} />
     </Page>
   );
 }

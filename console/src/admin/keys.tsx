@@ -18,7 +18,8 @@ function AccountKeys(props: { account: Account }) {
   return (
     <>
       <h2>Keys of {props.account.email}</h2>
-      <Notice error={keys.error ?? revoke.error} done={revoke.done} />
+      <Notice error={keys.error} />
+      <Notice error={revoke.error} done={revoke.done} focus />
       <KeyTable
         keys={keys.data?.data ?? []}
         busy={revoke.busy}

@@ -222,7 +222,8 @@ export function KeysPage() {
         </SecretOnce>
       ) : null}
       <h2>Your keys</h2>
-      <Notice error={keys.error ?? revoke.error} done={revoke.done} />
+      <Notice error={keys.error} />
+      <Notice error={revoke.error} done={revoke.done} focus />
       <KeyTable
         keys={keys.data?.data ?? []}
         busy={revoke.busy}
