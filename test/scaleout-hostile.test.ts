@@ -104,6 +104,19 @@ const pgPort = () =>
   Number(new URL(process.env.TEST_POSTGRES_URL ?? "postgres://x@127.0.0.1:5432/test").port || 5432);
 const redisPort = () => Number(new URL(REDIS_URL).port || 6379);
 
+/**
+ * A Redis server, once past the first seconds of its life in which instances under
+ * `on_unavailable: closed` hold concurrency checks back (they cannot tell a first start from a
+ * restart that lost the running requests' leases).
+ */
+async function settledRedisServer(port?: number) {
+  const server = await startRedisServer(port);
+  await sleep(CLOSED_WARM_UP_MS);
+  return server;
+}
+/** The Redis quotas' warm-up under `closed`: a third of a 15 s lease slice, and a second. */
+const CLOSED_WARM_UP_MS = 6_100;
+
 describe.skipIf(!available)(
   "scale-out, hostile: infrastructure faults",
   { timeout: 90_000 },
@@ -250,7 +263,7 @@ describe.skipIf(!available)(
       // with on_unavailable: closed (which refused everything while Redis was away): the limit
       // that must hold across instances is exceeded right after the outage.
       const db = await database();
-      const redis = await startRedisServer();
+      const redis = await settledRedisServer();
       let current = redis;
       cleanups.push(() => current.stop());
       const prefix = `scaleout-${randomBase62(8)}:`;
@@ -296,6 +309,57 @@ describe.skipIf(!available)(
         "a second request of a concurrency-1 key admitted while the first streams",
       ).toBe(429);
     });
+    it("keeps a concurrency limit for an instance that starts right after a Redis restart", async () => {
+      // Infrastructure fault: Redis restarts (no persistence) while a key with concurrency 1 has a
+      // long stream running on instance A, and A cannot reach it yet (its link is cut, or its
+      // reconnection backs off) so its lease is not back. Instance C starts right then: its
+      // first connection used to write the restart marker as "no warm-up", so the lost lease
+      // counted as never taken and C admitted a second request of the key. An instance must not
+      // mistake a Redis that just lost its data for one that has kept it.
+      const db = await database();
+      const redis = await settledRedisServer();
+      let current = redis;
+      cleanups.push(() => current.stop());
+      const link = await proxyTo(redis.port);
+      const prefix = `scaleout-${randomBase62(8)}:`;
+      const closed = { redis: { on_unavailable: "closed" } };
+      const a = await instance(db.url, `redis://127.0.0.1:${link.port}`, prefix, closed);
+      const adminKey = a.gateway.bootstrapKey!;
+      const payer = await user(a, adminKey, 10_000_000, { concurrency: 1 });
+      const chat = (content: string, extra: Record<string, unknown> = {}) => ({
+        model: "gpt-4o-mini",
+        max_tokens: 200,
+        messages: [{ role: "user", content }],
+        ...extra,
+      });
+      const abort = new AbortController();
+      cleanups.push(async () => abort.abort());
+      const stream = await a.request("/v1/chat/completions", {
+        key: payer.key,
+        json: chat("[[sandbox:chunk-delay=500;words=60]] a long story", { stream: true }),
+        signal: abort.signal,
+      });
+      expect(stream.status).toBe(200);
+      const reading = stream.text().catch(() => "");
+      await link.down();
+      await redis.stop();
+      current = await startRedisServer(redis.port);
+      const c = await instance(db.url, redis.url, prefix, closed);
+      const status = (await c.request("/v1/chat/completions", { key: payer.key, json: chat("hi") }))
+        .status;
+      await link.up();
+      abort.abort();
+      await reading;
+      expect(
+        status,
+        "a second request of a concurrency-1 key admitted while the first streams",
+      ).not.toBe(200);
+      // Once the warm-up is over (A has put its lease back), C enforces the limit, then admits.
+      await sleep(6_500);
+      expect(
+        (await c.request("/v1/chat/completions", { key: payer.key, json: chat("hi") })).status,
+      ).toBe(200);
+    });
     it("does not leave a concurrency slot taken by a request Redis answered too late for", async () => {
       // Infrastructure fault: Redis stalls for a moment (a slow command, a fork for a snapshot, a
       // failover) longer than redis.command_timeout_ms. The gateway gives up on the admission
@@ -304,7 +368,7 @@ describe.skipIf(!available)(
       // request owns, which nothing releases or renews. A concurrency-1 key is then refused
       // (429 concurrency_limited) on every instance for the lease's 15 s with nothing running.
       const db = await database();
-      const redis = await startRedisServer();
+      const redis = await settledRedisServer();
       cleanups.push(() => redis.stop());
       const prefix = `scaleout-${randomBase62(8)}:`;
       const a = await instance(db.url, redis.url, prefix, { redis: { on_unavailable: "closed" } });

@@ -12,8 +12,9 @@
  *   seconds, and a long stream keeps its slot.
  * A Redis that lost its data (a restart without persistence) lost the leases too: each
  * instance puts its own back as it reconnects, and until a renewal period has passed (a marker
- * key, set at start, is gone) concurrency checks count as Redis being unavailable under
- * `closed`.
+ * key, set at start, is gone; or, set by an instance starting on a Redis server younger than
+ * that period, counted from the server's start) concurrency checks count as Redis being
+ * unavailable under `closed`.
  * When Redis cannot be reached, `redis.on_unavailable` decides: `open` admits the request
  * unchecked (logged loudly, at most every few seconds), `closed` answers `503
  * quota_unavailable`. Either way nothing is retried: ioredis reconnects by itself.
@@ -124,7 +125,7 @@ export function createRedisQuotas(initial: RedisQuotaOptions): QuotaLimiter &
   // it held since: gone later, Redis lost its data (and the leases with it).
   let marked = false;
   const mark = () =>
-    redis.run(MARK_SCRIPT, [marker], []).then(
+    redis.run(MARK_SCRIPT, [marker], [warmupMs]).then(
       () => {
         marked = true;
       },

@@ -103,13 +103,22 @@ return {0, rpmBest, rpmLeft, rpmReset, tpmBest, tpmLeft, tpmReset, concBest}
 };
 
 /**
- * KEYS: the restart marker. Set by an instance when it starts with Redis up: its absence later
- * means Redis lost its data, and concurrency checks wait for the leases to be put back.
+ * KEYS: the restart marker. ARGV: the warm-up ms after a restart (0: none). Set by an instance
+ * when it starts with Redis up: its absence later means Redis lost its data, and concurrency
+ * checks wait for the leases to be put back. An instance that starts on a Redis that has itself
+ * just started (a restart that lost the leases of the other instances' running requests) sets
+ * it to the end of the warm-up counted from the server's start (its uptime, whole seconds, so
+ * counted from the latest moment it can have started), not to "no warm-up".
  */
 export const MARK_SCRIPT: RedisScript = {
   name: "mark",
-  lua: `
-redis.call('SET', KEYS[1], 0, 'NX')
+  lua: `${NOW}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local warmupMs = tonumber(ARGV[1]) or 0
+local uptimeMs = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)') or '0') * 1000
+local warmEnds = 0
+if uptimeMs < warmupMs then warmEnds = now - uptimeMs + warmupMs end
+redis.call('SET', KEYS[1], warmEnds)
 return 0
 `,
 };
