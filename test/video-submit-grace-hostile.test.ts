@@ -101,3 +101,118 @@ describe("video submission slower than tasks.submit_grace_seconds", () => {
     });
   });
 });
+
+describe("a vendor acknowledgment of a video task already given up", () => {
+  // The submitter lost the race: the task was taken for an interrupted submission (its hold
+  // released) before the vendor answered, for instance while the submitter's database link was
+  // down for longer than the grace. The vendor's answer then means a video is being made that
+  // nobody follows, delivers or bills. A vendor that can cancel is asked to.
+  let gateway: TestGateway;
+  let vendor: Server;
+  let acknowledge: () => void = () => {};
+  let submitted: () => void = () => {};
+  const paths: string[] = [];
+
+  beforeAll(async () => {
+    vendor = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        paths.push(`${request.method} ${request.url}`);
+        response.setHeader("content-type", "application/json");
+        if (request.url?.endsWith("/video-synthesis")) {
+          acknowledge = () =>
+            response.end(
+              JSON.stringify({
+                request_id: "r-1",
+                output: { task_id: "t-late", task_status: "PENDING" },
+              }),
+            );
+          submitted();
+          return;
+        }
+        response.end(
+          JSON.stringify({
+            request_id: "r-2",
+            output: {
+              task_id: "t-late",
+              task_status: request.method === "POST" ? "CANCELED" : "PENDING",
+            },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => vendor.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+    gateway = await startTestGateway({
+      config: {
+        tasks: { tick_ms: 20, poll_min_interval_ms: 20, poll_max_interval_ms: 100 },
+        catalog: {
+          models: [
+            {
+              id: "late-video",
+              endpoint: "video",
+              family: "motion",
+              display_name: "Video on a vendor that answers late",
+              owned_by: "self-hosted",
+              capabilities: {
+                resolutions: ["720p"],
+                durations: [2, 3],
+                aspect_ratios: ["16:9"],
+                video_protocol: "2.6",
+                video_input: "t2v",
+              },
+              pricing: { per_video_second: { "720p": PER_SECOND } },
+              routes: [
+                {
+                  vendor: "late",
+                  adapter: "dashscope",
+                  base_url: `${url}/api/v1`,
+                  upstream_model: "wan2.6-t2v",
+                },
+              ],
+            },
+          ],
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    acknowledge();
+    await gateway?.close();
+    await new Promise((resolve) => vendor?.close(resolve));
+  });
+
+  it("asks the vendor to cancel it", async () => {
+    const user = await createUser(gateway, { balanceMicros: 10_000_000 });
+    const before = await balanceOf(gateway, user.key);
+    const reachedVendor = new Promise<void>((resolve) => {
+      submitted = resolve;
+    });
+    const answer = gateway.request("/v1/videos/generations", {
+      key: user.key,
+      json: {
+        model: "late-video",
+        input: { prompt: "a cat" },
+        parameters: { size: "1280*720", duration: 2 },
+      },
+    });
+    await reachedVendor;
+    // Given up meanwhile, as the engine does with a submission that showed no sign of life.
+    const listed = (await (
+      await gateway.request("/v1/videos/generations", { key: user.key })
+    ).json()) as { data: Array<{ id: string }> };
+    const task = await gateway.services.store.findVideoTaskById(listed.data[0]!.id);
+    expect(task).toBeDefined();
+    await gateway.services.videoTasks.finish(task!, "failed", {
+      code: "SubmissionInterrupted",
+      message: "The submission to the vendor was interrupted.",
+    });
+    acknowledge();
+    await (await answer).text();
+    const deadline = Date.now() + 3_000;
+    while (!paths.includes("POST /api/v1/tasks/t-late/cancel") && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(paths).toContain("POST /api/v1/tasks/t-late/cancel");
+    expect(before - (await balanceOf(gateway, user.key))).toBe(0);
+  });
+});

@@ -18,7 +18,7 @@ import type { OperationContext, OperationResult } from "../../core/operation.ts"
 import { detachedSignal } from "../../core/request-context.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { admitFirst, logAttempts, orderRoutes, verdictOf } from "../../routing/index.ts";
-import { UpstreamError } from "../../spec/index.ts";
+import { UpstreamError, type VideoModel } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { renderVideoTask, routeKey } from "../../tasks/index.ts";
 import { planVideo } from "./plan-video.ts";
@@ -191,11 +191,7 @@ export async function submitVideoTask(
       providerRecord: submission.providerRecord,
       nextPollAt: services.now() + services.videoTasks.firstPollMs,
     });
-    if (!followed)
-      services.logger.error(
-        { taskId: task.id, providerTaskId: submission.providerTaskId },
-        "the vendor acknowledged a video task already given up as interrupted; it is not followed",
-      );
+    if (!followed) cancelAbandoned(services, vendor, route.upstreamModel, task.id, submission);
     services.videoTasks.kick();
     const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
     return {
@@ -208,4 +204,34 @@ export async function submitVideoTask(
     // A submission that never reached the vendor leaves the route's health as it was.
     if (!called) health?.report(route, "neutral");
   }
+}
+
+/**
+ * The vendor acknowledged a task the gateway had already given up as interrupted (its hold
+ * released): a video nobody follows, delivers or bills is being made at the operator's cost.
+ * It is logged, and a vendor that can cancel is asked to (in the background; a refusal, say of
+ * a task it has already started, is logged too).
+ */
+function cancelAbandoned(
+  services: OperationContext["services"],
+  vendor: VideoModel,
+  upstreamModel: string,
+  taskId: string,
+  submission: { providerTaskId: string },
+): void {
+  const facts = { taskId, providerTaskId: submission.providerTaskId };
+  services.logger.error(
+    facts,
+    vendor.cancel
+      ? "the vendor acknowledged a video task already given up as interrupted; it is not followed, and the vendor is asked to cancel it"
+      : "the vendor acknowledged a video task already given up as interrupted; it is not followed (the vendor cannot cancel it)",
+  );
+  vendor.cancel?.({ upstreamModel, providerTaskId: submission.providerTaskId }).then(
+    () => services.logger.warn(facts, "the vendor canceled the abandoned video task"),
+    (error: unknown) =>
+      services.logger.error(
+        { ...facts, err: error instanceof Error ? error.message : String(error) },
+        "the vendor did not cancel the abandoned video task",
+      ),
+  );
 }
