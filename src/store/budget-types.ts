@@ -31,6 +31,8 @@ export interface BudgetWebhookDelivery extends BudgetAlertKey {
   attempts: number;
   /** When the first attempt was made, or null before it. */
   firstAttemptAt: number | null;
+  /** The lease this instance took with the delivery: its outcome is written only under it. */
+  leaseUntil: number;
 }
 
 /** How an attempt ended: delivered, given up, or due again at `nextAt`. */
@@ -92,6 +94,13 @@ export interface BudgetStore {
     leaseMs: number,
     limit: number,
   ): Promise<BudgetWebhookDelivery[]>;
-  /** Records an attempt of the delivery of `alert` and ends its lease. */
-  recordBudgetWebhookAttempt(alert: BudgetAlertKey, outcome: BudgetWebhookOutcome): Promise<void>;
+  /**
+   * Records an attempt of `delivery` and, while its lease is still the one this instance took,
+   * its outcome, ending the lease. An attempt that outlived its lease (another instance took
+   * the delivery over) is only counted, or, a success, marks the delivery delivered.
+   */
+  recordBudgetWebhookAttempt(
+    delivery: BudgetWebhookDelivery,
+    outcome: BudgetWebhookOutcome,
+  ): Promise<void>;
 }

@@ -91,28 +91,44 @@ export function sqlBudgetWebhooks(
           body: row.webhook_body ?? "",
           attempts: Number(row.webhook_attempts ?? 0),
           firstAttemptAt: row.webhook_first_at === null ? null : Number(row.webhook_first_at),
+          leaseUntil: now + leaseMs,
         });
       }
       return claimed;
     },
 
-    async recordBudgetWebhookAttempt(alert, outcome) {
-      await db
-        .updateTable("budget_alerts")
-        .set({
-          webhook_state: outcome.state,
-          webhook_next_at: outcome.state === "pending" ? outcome.nextAt : null,
-          webhook_lease_until: 0,
-          webhook_attempts:
-            outcome.state === "gave_up" && outcome.attempted === false
-              ? sql`coalesce(webhook_attempts, 0)`
-              : sql`coalesce(webhook_attempts, 0) + 1`,
-          webhook_first_at: sql`coalesce(webhook_first_at, ${outcome.at})`,
-        })
-        .where("account_id", "=", alert.accountId)
-        .where("period_start", "=", alert.periodStart)
-        .where("threshold_bp", "=", alert.thresholdBp)
-        .execute();
+    async recordBudgetWebhookAttempt(delivery, outcome) {
+      const attempted = !(outcome.state === "gave_up" && outcome.attempted === false);
+      const counted = {
+        webhook_attempts: attempted
+          ? sql<number>`coalesce(webhook_attempts, 0) + 1`
+          : sql<number>`coalesce(webhook_attempts, 0)`,
+        webhook_first_at: sql<number>`coalesce(webhook_first_at, ${outcome.at})`,
+      };
+      const row = () =>
+        db
+          .updateTable("budget_alerts")
+          .where("account_id", "=", delivery.accountId)
+          .where("period_start", "=", delivery.periodStart)
+          .where("threshold_bp", "=", delivery.thresholdBp);
+      // The outcome is written only under the lease this instance took: an attempt that
+      // outlived it (another instance took the delivery over, and may have delivered it) must
+      // not undo what that one recorded. A success says the receiver has the event whoever
+      // holds the lease now.
+      let update = row().set({
+        webhook_state: outcome.state,
+        webhook_next_at: outcome.state === "pending" ? outcome.nextAt : null,
+        webhook_lease_until: 0,
+        ...counted,
+      });
+      update =
+        outcome.state === "delivered"
+          ? update.where("webhook_state", "in", ["pending", "gave_up"])
+          : update
+              .where("webhook_state", "=", "pending")
+              .where("webhook_lease_until", "=", delivery.leaseUntil);
+      const written = await update.executeTakeFirst();
+      if (Number(written.numUpdatedRows) === 0 && attempted) await row().set(counted).execute();
     },
   };
 }

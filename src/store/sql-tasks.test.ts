@@ -242,11 +242,13 @@ function taskSuite(name: string, open: () => Promise<{ store: Store; cleanup(): 
       expect(due.map((t) => t.id)).toEqual([id]);
       await store.recordWebhookAttempt(
         id,
+        "a",
         { at: 1, status: 500, durationMs: 3 },
         { state: "pending", nextAt: 10 },
       );
       await store.recordWebhookAttempt(
         id,
+        "a",
         { at: 2, status: 200, durationMs: 4 },
         { state: "delivered", nextAt: null },
       );

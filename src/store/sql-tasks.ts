@@ -7,7 +7,14 @@
  * the task's billing state, keyed by the task id like any request's, so the ledger's unique
  * `(request_id, kind)` index makes it happen once whatever races or restarts come between.
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type SqlBool,
+  sql,
+} from "kysely";
 import {
   availableFor,
   entriesFor,
@@ -29,6 +36,18 @@ import { isUniqueViolation } from "./unique-violation.ts";
 
 const UNFINISHED: VideoTaskState[] = ["queued", "running"];
 
+/** Which tasks are due for some work at `now`. */
+type DueFilter = (
+  eb: ExpressionBuilder<Database, "video_tasks">,
+  now: number,
+) => Expression<SqlBool>;
+/** Unfinished and due for a poll. */
+const pollDue: DueFilter = (eb, now) =>
+  eb.and([eb("status", "in", UNFINISHED), eb("next_poll_at", "<=", now)]);
+/** A webhook delivery pending and due for an attempt. */
+const webhookDue: DueFilter = (eb, now) =>
+  eb.and([eb("webhook_state", "=", "pending"), eb("webhook_next_at", "<=", now)]);
+
 export function sqlTaskStore(
   db: Kysely<Database>,
   transactions: TransactionRunner,
@@ -44,19 +63,34 @@ export function sqlTaskStore(
     return row && fromRow(row);
   };
 
-  /** Leases rows matching `due` whose lease ran out, one conditional update each. */
+  /**
+   * Leases rows that are due (`due`, as of `now`) and whose lease ran out, one conditional update
+   * each. The update asks again whether the row is due: between the select and the update
+   * another instance may have finished the task or delivered its webhook (and ended its lease).
+   */
   async function claim(
-    due: (now: number) => Promise<Array<{ id: string }>>,
+    due: DueFilter,
+    order: "next_poll_at" | "webhook_next_at",
     now: number,
     owner: string,
     leaseMs: number,
+    limit: number,
   ): Promise<VideoTask[]> {
     const claimed: VideoTask[] = [];
-    for (const { id } of await due(now)) {
+    const candidates = await db
+      .selectFrom("video_tasks")
+      .select("id")
+      .where((eb) => due(eb, now))
+      .where("lease_until", "<", now)
+      .orderBy(order)
+      .limit(limit)
+      .execute();
+    for (const { id } of candidates) {
       const row = await db
         .updateTable("video_tasks")
         .set({ lease_owner: owner, lease_until: now + leaseMs })
         .where("id", "=", id)
+        .where((eb) => due(eb, now))
         .where("lease_until", "<", now)
         .returningAll()
         .executeTakeFirst();
@@ -197,21 +231,7 @@ export function sqlTaskStore(
     },
 
     claimDueVideoTasks(now, owner, leaseMs, limit) {
-      return claim(
-        (at) =>
-          db
-            .selectFrom("video_tasks")
-            .select("id")
-            .where("status", "in", UNFINISHED)
-            .where("next_poll_at", "<=", at)
-            .where("lease_until", "<", at)
-            .orderBy("next_poll_at")
-            .limit(limit)
-            .execute(),
-        now,
-        owner,
-        leaseMs,
-      );
+      return claim(pollDue, "next_poll_at", now, owner, leaseMs, limit);
     },
 
     async clearVideoTaskLeases(owner) {
@@ -345,41 +365,47 @@ export function sqlTaskStore(
     },
 
     claimDueWebhooks(now, owner, leaseMs, limit) {
-      return claim(
-        (at) =>
-          db
-            .selectFrom("video_tasks")
-            .select("id")
-            .where("webhook_state", "=", "pending")
-            .where("webhook_next_at", "<=", at)
-            .where("lease_until", "<", at)
-            .orderBy("webhook_next_at")
-            .limit(limit)
-            .execute(),
-        now,
-        owner,
-        leaseMs,
-      );
+      return claim(webhookDue, "webhook_next_at", now, owner, leaseMs, limit);
     },
 
-    async recordWebhookAttempt(id, attempt, next) {
+    async recordWebhookAttempt(id, owner, attempt, next) {
       await transactions.run(function* () {
-        const [row] = (yield db
+        const read = db
           .selectFrom("video_tasks")
-          .select("webhook_attempts")
-          .where("id", "=", id)
-          .compile()) as Array<{ webhook_attempts: string | null }>;
+          .select(["webhook_attempts", "webhook_state", "lease_owner"])
+          .where("id", "=", id);
+        // PostgreSQL: the row locked until the write, so two attempts recorded at once both
+        // stay in the list (SQLite runs the body alone).
+        const [row] = (yield (
+          transactions.inProcess ? read : read.forUpdate()
+        ).compile()) as Array<{
+          webhook_attempts: string | null;
+          webhook_state: string;
+          lease_owner: string | null;
+        }>;
         if (!row) return;
         const attempts = parse(row.webhook_attempts);
         const list = Array.isArray(attempts) ? attempts : [];
+        // The outcome is this instance's to write only while it holds the delivery: an attempt
+        // that outlived its lease (another instance took the delivery over, and may have
+        // delivered it) is kept in the list but changes nothing else — except a success, which
+        // says the receiver has the event whoever holds the lease now.
+        const holder = row.webhook_state === "pending" && row.lease_owner === owner;
+        const outcome = holder
+          ? {
+              webhook_state: next.state,
+              webhook_next_at: next.nextAt,
+              lease_owner: null,
+              lease_until: 0,
+            }
+          : next.state === "delivered"
+            ? { webhook_state: next.state, webhook_next_at: null }
+            : {};
         yield db
           .updateTable("video_tasks")
           .set({
             webhook_attempts: JSON.stringify([...list, attempt]),
-            webhook_state: next.state,
-            webhook_next_at: next.nextAt,
-            lease_owner: null,
-            lease_until: 0,
+            ...outcome,
             updated_at: Date.now(),
           })
           .where("id", "=", id)

@@ -191,9 +191,14 @@ export interface TaskStore {
     leaseMs: number,
     limit: number,
   ): Promise<VideoTask[]>;
-  /** Appends a delivery attempt and sets the next state (`pending` with `nextAt`, or final). */
+  /**
+   * Appends a delivery attempt and, while `owner` still holds the delivery's lease, sets the
+   * next state (`pending` with `nextAt`, or final) and ends the lease. An attempt that outlived
+   * its lease only adds itself to the list, or, a success, marks the delivery delivered.
+   */
   recordWebhookAttempt(
     id: string,
+    owner: string,
     attempt: WebhookAttemptRecord,
     next: { state: WebhookState; nextAt: number | null },
   ): Promise<void>;

@@ -230,15 +230,20 @@ export function createBudgetAlerts(deps: {
         },
         `account ${accountId} reached ${bp / 100}% of its monthly budget`,
       );
-      // The first attempt is this instance's (the claim leased it); the rest are the sweep's.
-      if (webhook)
+      // The first attempt is this instance's (the claim leased it); the rest are the sweep's,
+      // which leaves a delivery alone while this process is still making an attempt of it.
+      if (webhook) {
+        const key = sendingKey(alert);
+        sending.add(key);
         void attemptLogged({
           ...alert,
           url: webhook.url,
           body: webhook.body,
           attempts: 0,
           firstAttemptAt: null,
-        });
+          leaseUntil: webhook.leaseUntil,
+        }).finally(() => sending.delete(key));
+      }
     }
   }
 

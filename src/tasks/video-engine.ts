@@ -261,7 +261,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       : deps.webhooks.givesUp(firstAt, Math.max(nextAt, clock()))
         ? { state: "failed" as const, nextAt: null }
         : { state: "pending" as const, nextAt };
-    await store.recordWebhookAttempt(task.id, attempt, next);
+    await store.recordWebhookAttempt(task.id, owner, attempt, next);
     deps.metrics?.webhookAttempt(
       result.ok ? "delivered" : next.state === "failed" ? "gave_up" : "failed",
     );
