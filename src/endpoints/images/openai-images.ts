@@ -17,6 +17,7 @@ import {
   toOpenAIImageUsage,
 } from "./image-cost.ts";
 import {
+  freeFormProblem,
   parseSize,
   type ResolvedOptions,
   resolveOpenAIOptions,
@@ -54,10 +55,22 @@ export function openAIJob(
   };
 }
 
-/** The size of the pictures: the vendor's echo, else what was asked, else the model default. */
-function outputSize(result: ImageResult, options: ResolvedOptions): ImageSize | undefined {
+/**
+ * The size of the pictures: the vendor's echo, else what was asked, else the model default. An
+ * echo is taken only when it is a size the model can make (one it lists, or a valid free-form
+ * size): a "0x0" would price the pictures' output at nothing.
+ */
+function outputSize(
+  result: ImageResult,
+  options: ResolvedOptions,
+  model: CatalogModel,
+): ImageSize | undefined {
   const echoed = result.size ? parseSize(result.size) : undefined;
-  if (echoed) return echoed;
+  const possible =
+    echoed !== undefined &&
+    ((model.capabilities?.sizes ?? []).includes(result.size ?? "") ||
+      freeFormProblem(echoed) === undefined);
+  if (echoed && possible) return echoed;
   if (typeof options.common.size === "object") return options.common.size;
   return options.common.size === "auto" ? undefined : { width: 1024, height: 1024 };
 }
@@ -100,7 +113,7 @@ export async function finishImages(
   options: ResolvedOptions,
   operation: "generation" | "edit",
 ): Promise<OperationResult> {
-  const size = outputSize(result, options);
+  const size = outputSize(result, options, context.model);
   const { usage, tokens } = await settleImageUsage(context.model, job, result, size);
   // An edit by a model priced per picture shows the gateway's own token count (spec 2.4).
   const shownTokens =

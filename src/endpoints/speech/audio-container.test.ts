@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openWav, toContainer } from "./audio-container.ts";
+import { MAX_WAV_HEADER_BYTES, openWav, toContainer } from "./audio-container.ts";
 import { encodeMp3 } from "./mp3-encoder.ts";
 import { readFrameHeader, summarizeMp3 } from "./mp3-frames.ts";
 import { parseWavHeader, wavDurationSeconds, wavHeader } from "./wav-header.ts";
@@ -115,6 +115,43 @@ describe("openWav", () => {
     await expect(openWav(chunked(wavFile(tone(0.1)).subarray(0, 30)))).rejects.toThrow(
       /ended inside/,
     );
+  });
+});
+
+describe("openWav, against a vendor's odd files", () => {
+  /** A WAV file with a `LIST` chunk of `listBytes` between its RIFF header and `fmt `. */
+  function withList(pcm: Uint8Array, listBytes: number): Uint8Array {
+    const file = Buffer.from(wavFile(pcm));
+    const list = Buffer.alloc(8 + listBytes, 0x20);
+    list.write("LIST", 0, "latin1");
+    list.writeUInt32LE(listBytes, 4);
+    return new Uint8Array(Buffer.concat([file.subarray(0, 12), list, file.subarray(12)]));
+  }
+
+  it("skips a chunk of tags before the audio", async () => {
+    const pcm = tone(0.1);
+    const { pcm: audio } = await openWav(chunked(withList(pcm, 4000)));
+    expect(Buffer.from((await collect(audio)).bytes).equals(Buffer.from(pcm))).toBe(true);
+  });
+
+  it("refuses a header that runs past MAX_WAV_HEADER_BYTES instead of buffering it", async () => {
+    await expect(
+      openWav(chunked(withList(tone(0.1), MAX_WAV_HEADER_BYTES + 10_000), 16_384)),
+    ).rejects.toThrow(/header runs past/);
+  });
+
+  it("fails a file that ends before the audio its header announced", async () => {
+    const pcm = tone(0.1);
+    const cut = wavFile(pcm).subarray(0, 44 + pcm.length - 100);
+    const { pcm: audio } = await openWav(chunked(cut));
+    await expect(collect(audio)).rejects.toThrow(/ended 100 bytes before/);
+  });
+
+  it("reads a streaming header (size unknown) to the end", async () => {
+    const pcm = tone(0.1);
+    const header = wavHeader({ sampleRate: 24000, channels: 1, bitsPerSample: 16 });
+    const { pcm: audio } = await openWav(chunked(new Uint8Array(Buffer.concat([header, pcm]))));
+    expect((await collect(audio)).bytes.length).toBe(pcm.length);
   });
 });
 

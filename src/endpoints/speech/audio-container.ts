@@ -7,7 +7,7 @@
  */
 import type { AudioFormat } from "../../spec/index.ts";
 import { encodeMp3 } from "./mp3-encoder.ts";
-import { type PcmFormat, parseWavHeader, wavHeader } from "./wav-header.ts";
+import { type PcmFormat, parseWavHeader, STREAMING_SIZE, wavHeader } from "./wav-header.ts";
 
 /** What Qwen3-TTS streams: 24 kHz, 16-bit, mono. */
 export const DEFAULT_PCM_RATE = 24_000;
@@ -25,6 +25,13 @@ export interface AudioSource {
   sampleRate?: number;
 }
 
+/**
+ * The most bytes a WAV file's chunks before its audio may take: real headers are tens of bytes
+ * (a `LIST` chunk of tags a few hundred more); a vendor that sends megabytes of them would have
+ * the gateway buffer and re-read them.
+ */
+export const MAX_WAV_HEADER_BYTES = 64 * 1024;
+
 /** The PCM of a WAV byte stream, once its header has been read. */
 export async function openWav(
   chunks: AsyncIterable<Uint8Array>,
@@ -34,6 +41,14 @@ export async function openWav(
   for (;;) {
     const parsed = parseWavHeader(head);
     if (parsed.status === "invalid") throw new Error(`Upstream audio: ${parsed.reason}.`);
+    if (
+      parsed.status === "ok"
+        ? parsed.info.dataOffset > MAX_WAV_HEADER_BYTES
+        : head.length > MAX_WAV_HEADER_BYTES
+    )
+      throw new Error(
+        `Upstream audio: its WAV header runs past ${MAX_WAV_HEADER_BYTES} bytes without reaching the audio.`,
+      );
     if (parsed.status === "ok") {
       const { dataOffset, dataBytes, ...format } = parsed.info;
       if (format.bitsPerSample !== 16 || format.channels < 1 || format.channels > 2) {
@@ -53,7 +68,12 @@ export async function openWav(
   }
 }
 
-/** The rest of the stream, cut at the announced data size (chunks after `data` are not audio). */
+/**
+ * The rest of the stream, cut at the announced data size (chunks after `data` are not audio).
+ * A file that ends before the size its header announced is cut short: an error, not a shorter
+ * file passed on behind a header that promises the whole (a streaming header, whose size says
+ * "until the end", is read to the end).
+ */
 async function* limited(
   first: Uint8Array,
   rest: AsyncIterator<Uint8Array>,
@@ -73,6 +93,10 @@ async function* limited(
   } finally {
     await rest.return?.();
   }
+  if (left > 0 && dataBytes !== STREAMING_SIZE)
+    throw new Error(
+      `Upstream audio ended ${left} bytes before the end its WAV header announced (${dataBytes} bytes).`,
+    );
 }
 
 async function* prepend(

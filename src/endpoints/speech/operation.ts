@@ -68,7 +68,15 @@ export async function runSpeech(
         ...(plan.instructions ? { instructions: plan.instructions } : {}),
         abortSignal: context.signal,
       });
-      return peek(result.audio);
+      const audio = await peek(result.audio);
+      // A vendor's "success" without a byte of audio is no answer (and would otherwise go out
+      // as a bare container header, billed).
+      if (audio.first.done)
+        throw new UpstreamError({
+          kind: "protocol",
+          message: "The vendor answered without audio.",
+        });
+      return audio;
     },
     logAttempts(context),
     context.services.routeHealth,

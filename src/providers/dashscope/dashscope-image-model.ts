@@ -104,6 +104,17 @@ function positive(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
+/** A link a client can fetch: an `http(s)` URL (not an error text in the link's place). */
+function isImageLink(value: unknown): value is string {
+  if (typeof value !== "string" || value === "") return false;
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "https:" || protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
 /** Reads the answer; an answer without any image link is a protocol error. */
 export function readImageAnswer(body: ImageAnswer): Omit<ImageResult, "warnings"> {
   if (typeof body.code === "string" && body.code !== "" && body.output === undefined) {
@@ -111,7 +122,7 @@ export function readImageAnswer(body: ImageAnswer): Omit<ImageResult, "warnings"
   }
   const images: GeneratedImage[] = (body.output?.choices ?? []).flatMap((choice) =>
     (choice.message?.content ?? []).flatMap((part) =>
-      typeof part.image === "string" && part.image !== "" ? [{ url: part.image }] : [],
+      isImageLink(part.image) ? [{ url: part.image }] : [],
     ),
   );
   if (images.length === 0) {

@@ -56,22 +56,34 @@ export async function* readTtsStream(
   signal?: AbortSignal,
 ): AsyncGenerator<Uint8Array> {
   let finished = false;
+  let audioBytes = 0;
   try {
-    for await (const events of decodeSseBatches(body))
+    // The event with `finish_reason: "stop"` ends the audio: nothing after it is read (a vendor
+    // that keeps the stream open, or sends something broken after it, does not undo a complete
+    // answer).
+    reading: for await (const events of decodeSseBatches(body))
       for (const event of events) {
         const tts = event.event === "error" ? undefined : parseTtsBody(event.data);
         if (!tts) throw dashScopeErrorFromBody(parseErrorEvent(event.data));
         report.requestId = tts.request_id ?? report.requestId;
         if (typeof tts.usage?.characters === "number") report.characters = tts.usage.characters;
         const data = tts.output?.audio?.data;
-        if (data) yield decodeBase64(data);
-        if (tts.output?.finish_reason === "stop") finished = true;
+        if (data) {
+          const pcm = decodeBase64(data);
+          audioBytes += pcm.length;
+          yield pcm;
+        }
+        if (tts.output?.finish_reason === "stop") {
+          finished = true;
+          break reading;
+        }
       }
   } catch (error) {
     throw UpstreamError.isInstance(error) ? error : toUpstreamError(error, signal);
   }
   if (!finished)
     throw protocolError("DashScope's audio stream ended before the audio was complete.");
+  if (audioBytes === 0) throw protocolError("DashScope's audio stream finished without any audio.");
 }
 
 function parseErrorEvent(data: string): DashScopeErrorBody {

@@ -1,3 +1,4 @@
+import { PNG as PNGImage } from "pngjs";
 import { describe, expect, it } from "vitest";
 import type { ImageUpload } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
@@ -10,10 +11,11 @@ import {
 } from "./openai-images-model.ts";
 import { readImagesAnswer } from "./openai-images-response.ts";
 
-/** The start of a PNG file (its signature and IHDR), as a vendor's b64_json begins. */
-const PNG_BASE64 = Buffer.from([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
-]).toString("base64");
+/** A whole (1×1) PNG file, as a vendor's b64_json carries one. */
+const PNG_BASE64 = (() => {
+  const image = new PNGImage({ width: 1, height: 1 });
+  return PNGImage.sync.write(image).toString("base64");
+})();
 
 const PNG: ImageUpload = {
   bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]),
