@@ -144,7 +144,7 @@ async function runModelCall<S extends TSchema>(
     ? endpoint.attribution(checked)
     : openAIUserAttribution(checked);
   const validated = endpoint.resolve
-    ? await endpoint.resolve(checked, { accountId: caller.accountId, services })
+    ? await endpoint.resolve(checked, { accountId: caller.accountId, services, model })
     : checked;
 
   const lease = await services.quotas.acquire(caller.key, requestId);

@@ -144,7 +144,10 @@ export interface ModelEndpoint<S extends TSchema> {
    * request continues) before the quota lease and the hold, so the hold covers it; returns the
    * body the rest of the pipeline sees. Throws GatewayError.
    */
-  resolve?(body: Static<S>, context: { accountId: string; services: Services }): Promise<Static<S>>;
+  resolve?(
+    body: Static<S>,
+    context: { accountId: string; services: Services; model: CatalogModel },
+  ): Promise<Static<S>>;
   /**
    * Who the request is for (`user`, `metadata`), recorded on its usage record; OpenAI's fields
    * when not given (`core/attribution.ts`). Throws GatewayError for a value too large.

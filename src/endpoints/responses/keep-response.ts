@@ -8,12 +8,8 @@
 import type { OperationContext } from "../../core/operation.ts";
 import { responsesId } from "./build-responses-response.ts";
 import { inputItems } from "./convert-responses-request.ts";
-import {
-  CONTENT_PART_FIELDS,
-  ITEM_FIELDS,
-  type ResponsesInputItem,
-  type ResponsesRequest,
-} from "./schema.ts";
+import { knownItemFields } from "./known-fields.ts";
+import type { ResponsesInputItem, ResponsesRequest } from "./schema.ts";
 import { priorItems } from "./validate-responses-request.ts";
 
 const ITEM_PREFIX = {
@@ -24,42 +20,26 @@ const ITEM_PREFIX = {
   item_reference: "ref",
 } as const;
 
-/** `value`'s own fields among `fields` (a client's other fields are neither sent nor billed). */
-function only(value: object, fields: readonly string[] | undefined): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
-  for (const field of fields ?? []) {
-    const found = (value as Record<string, unknown>)[field];
-    if (found !== undefined) kept[field] = found;
-  }
-  return kept;
-}
-
-/** Content parts with their known fields only; a string stays a string. */
-function storedParts(parts: unknown): unknown {
-  if (!Array.isArray(parts)) return parts;
-  return parts.map((part: { type?: unknown }) =>
-    only(part, CONTENT_PART_FIELDS[String(part.type)]),
-  );
-}
-
 /**
  * Input items as they are stored and listed: each with an id, messages with content parts, and
  * only the fields the schema knows (what a client adds besides is not kept for free, nor copied
  * into every continuation of the chain).
  */
-export function storedItems(items: ResponsesInputItem[]): Record<string, unknown>[] {
+export function storedItems(
+  items: ResponsesInputItem[],
+  served: "native" | "translated" = "native",
+): Record<string, unknown>[] {
   return items.map((item) => {
     const type = item.type ?? "message";
     const id = item.id ?? responsesId(ITEM_PREFIX[type]);
-    const kept = only(item, ITEM_FIELDS[type]);
-    if (item.type !== undefined && item.type !== "message") {
-      for (const field of ["summary", "content", "output"])
-        if (field in kept) kept[field] = storedParts(kept[field]);
-      return { ...kept, id };
-    }
+    const kept = knownItemFields(item);
+    // A translated route neither sends nor bills a reasoning item's encrypted content (only
+    // its vendor could read it), so it is not kept to be copied into every continuation either.
+    if (served === "translated") delete kept.encrypted_content;
+    if (item.type !== undefined && item.type !== "message") return { ...kept, id };
     const content =
       typeof item.content !== "string"
-        ? storedParts(item.content)
+        ? kept.content
         : item.role === "assistant"
           ? [{ type: "output_text", text: item.content, annotations: [] }]
           : [{ type: "input_text", text: item.content }];
@@ -71,6 +51,7 @@ export async function keepResponse(
   body: ResponsesRequest,
   context: OperationContext,
   response: { id: string; model: string } & Record<string, unknown>,
+  served: "native" | "translated",
 ): Promise<void> {
   if (body.store === false) return;
   try {
@@ -81,7 +62,7 @@ export async function keepResponse(
       response,
       inputItems: [
         ...(priorItems(body) as Record<string, unknown>[]),
-        ...storedItems(inputItems(body)),
+        ...storedItems(inputItems(body), served),
       ],
       createdAt: context.services.now(),
     });

@@ -45,12 +45,12 @@ describe("the native route's request", () => {
 });
 
 describe("the native route's answer", () => {
-  it("puts the client's model, store, previous_response_id and metadata back", () => {
+  it("puts the gateway's id and the client's model, store, previous_response_id and metadata back", () => {
     expect(
       clientSnapshot(
-        { id: "resp_x", model: "gpt-4o-mini-2024-07-18", store: false, output: [] },
+        { id: "resp_vendor", model: "gpt-4o-mini-2024-07-18", store: false, output: [] },
         { model: "alias", input: "x", previous_response_id: "resp_0" },
-        "gpt-4o-mini",
+        { id: "resp_x", model: "gpt-4o-mini" },
       ),
     ).toEqual({
       id: "resp_x",
@@ -69,11 +69,11 @@ describe("the native route's answer", () => {
   });
 
   it("ends a broken stream after the last sequence number seen", () => {
-    const relay = new NativeRelay({ model: "m", input: "x" }, "m");
+    const relay = new NativeRelay({ model: "m", input: "x" }, { id: "resp_x", model: "m" });
     relay.frame("response.created", {
       type: "response.created",
       sequence_number: 0,
-      response: { id: "resp_x", status: "in_progress" },
+      response: { id: "resp_vendor", status: "in_progress" },
     });
     relay.frame("response.output_text.delta", {
       type: "response.output_text.delta",

@@ -6,10 +6,12 @@
  * items are put in `input` (without item ids or statuses, and without reasoning items it could
  * not read back), `previous_response_id` is not sent, `store` is always false and reasoning is
  * asked for with its encrypted content, so that a later turn can hand it back. The Response
- * and the events come back as they are, with the client's own `model`, `store`,
- * `previous_response_id` and `metadata` put back into each snapshot; the usage is the vendor's.
+ * and the events come back as they are, with the gateway's own response id and the client's
+ * own `model`, `store`, `previous_response_id` and `metadata` put back into each snapshot; the
+ * usage is the vendor's.
  */
 import type { StreamFrame } from "../../core/operation.ts";
+import { knownItemFields } from "./known-fields.ts";
 import type { ResponsesInputItem, ResponsesRequest } from "./schema.ts";
 
 /** Request fields a native route receives as the client sent them. */
@@ -35,11 +37,14 @@ const FORWARDED = [
 
 const ENCRYPTED_REASONING = "reasoning.encrypted_content";
 
-/** An item as the upstream receives it: no ids (it keeps nothing), no statuses. */
+/**
+ * An item as the upstream receives it: its known fields only (what a client adds besides is
+ * not sent), no ids (the upstream keeps nothing), no statuses.
+ */
 function upstreamItem(item: ResponsesInputItem): Record<string, unknown> | undefined {
   // A reasoning item is only readable by its vendor through its encrypted content.
   if (item.type === "reasoning" && !item.encrypted_content) return undefined;
-  const { id: _id, status: _status, ...rest } = item as Record<string, unknown>;
+  const { id: _id, status: _status, ...rest } = knownItemFields(item);
   return rest;
 }
 
@@ -70,15 +75,20 @@ export function nativeResponsesBody(
   return out;
 }
 
-/** A Response snapshot with the client's view put back. */
+/**
+ * A Response snapshot with the client's view put back. Its id is the gateway's own (`id`, made
+ * once per request), not the vendor's: the gateway stores the response under it, and a vendor's
+ * id is not the gateway's to trust unique (a proxy or a compatible server may repeat one).
+ */
 export function clientSnapshot(
   snapshot: Record<string, unknown>,
   body: ResponsesRequest,
-  model: string,
+  view: { id: string; model: string },
 ): Record<string, unknown> {
   return {
     ...snapshot,
-    model,
+    id: view.id,
+    model: view.model,
     store: body.store ?? true,
     previous_response_id: body.previous_response_id ?? null,
     metadata: body.metadata ?? {},
@@ -109,18 +119,18 @@ export class NativeRelay {
   #lastSequence = -1;
   #snapshot: Record<string, unknown> = {};
   readonly #body: ResponsesRequest;
-  readonly #model: string;
+  readonly #view: { id: string; model: string };
 
-  constructor(body: ResponsesRequest, model: string) {
+  constructor(body: ResponsesRequest, view: { id: string; model: string }) {
     this.#body = body;
-    this.#model = model;
+    this.#view = view;
   }
 
   frame(event: string, data: Record<string, unknown>): StreamFrame {
     if (typeof data.sequence_number === "number") this.#lastSequence = data.sequence_number;
     const response = data.response;
     if (typeof response !== "object" || response === null) return { event, data };
-    this.#snapshot = clientSnapshot(response as Record<string, unknown>, this.#body, this.#model);
+    this.#snapshot = clientSnapshot(response as Record<string, unknown>, this.#body, this.#view);
     return { event, data: { ...data, response: this.#snapshot } };
   }
 

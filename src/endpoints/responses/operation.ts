@@ -148,7 +148,7 @@ export async function runResponses(
       const usage = result.usage ?? (await estimateChatUsage(options!, choicesOutput([result])));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
-      await keepResponse(body, context, response);
+      await keepResponse(body, context, response, "translated");
       return {
         kind: "json",
         body: response,
@@ -158,22 +158,17 @@ export async function runResponses(
     }
     case "native-json": {
       const { result } = attempt;
-      const response = clientSnapshot(result.body, body, context.model.id);
+      const response = clientSnapshot(result.body, body, head);
       const text = JSON.stringify(response.output ?? []);
       const usage = result.usage ?? (await estimateChatUsage(options!, { text }));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
-      if (typeof response.id === "string")
-        await keepResponse(body, context, {
-          ...response,
-          id: response.id,
-          model: context.model.id,
-        });
+      await keepResponse(body, context, { ...response, id: head.id, model: head.model }, "native");
       return { kind: "json", body: response, usage: { tokens: usage }, warnings };
     }
     case "stream":
       return translatedStream(body, context, attempt.parts, head, () => options!, warnings);
     case "native-stream":
-      return nativeStream(body, context, attempt.stream, () => options!, warnings);
+      return nativeStream(body, context, attempt.stream, head, () => options!, warnings);
   }
 }
 
@@ -220,7 +215,7 @@ function translatedStream(
       usage,
       now: context.services.now(),
     });
-    await keepResponse(body, context, response);
+    await keepResponse(body, context, response, "translated");
     yield writer.terminal(response);
   }
   return {
@@ -236,10 +231,11 @@ function nativeStream(
   body: ResponsesRequest,
   context: OperationContext,
   upstream: PassthroughStream<PassthroughEvent[]>,
+  head: { id: string; model: string },
   options: () => ChatCallOptions,
   warnings: CallWarning[],
 ): OperationResult {
-  const relay = new NativeRelay(body, context.model.id);
+  const relay = new NativeRelay(body, head);
   const billing = streamBilling(options, context);
   async function* frames(): AsyncGenerator<StreamFrame> {
     try {
@@ -261,13 +257,12 @@ function nativeStream(
               { tokens: usage },
               { upstreamRequestId: upstream.upstreamRequestId },
             );
-            const response = relay.snapshot;
-            if (typeof response.id === "string")
-              await keepResponse(body, context, {
-                ...response,
-                id: response.id,
-                model: context.model.id,
-              });
+            await keepResponse(
+              body,
+              context,
+              { ...relay.snapshot, id: head.id, model: head.model },
+              "native",
+            );
           }
           batch.push(frame);
         }

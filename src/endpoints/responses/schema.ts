@@ -36,9 +36,10 @@ export const CONTENT_PART_FIELDS: Record<string, readonly string[]> = Object.fro
 );
 export type ResponsesContentPart = Static<typeof ContentPart>;
 
+/** An item's id and status, bounded: both are stored and copied into every continuation. */
 const ItemTag = {
-  id: Type.Optional(Type.String()),
-  status: Type.Optional(Type.String()),
+  id: Type.Optional(Type.String({ maxLength: 256 })),
+  status: Type.Optional(Type.String({ maxLength: 32 })),
 };
 
 export const MessageItem = Type.Object({
@@ -50,7 +51,7 @@ export const MessageItem = Type.Object({
     Type.Literal("developer"),
   ]),
   content: Type.Union([Type.String(), Type.Array(ContentPart)]),
-  phase: Type.Optional(Type.String()),
+  phase: Type.Optional(Type.String({ maxLength: 64 })),
   ...ItemTag,
 });
 
@@ -80,7 +81,7 @@ export const ReasoningItem = Type.Object({
 /** A reference to a stored item: refused (send the item, or chain with `previous_response_id`). */
 const ItemReference = Type.Object({
   type: Type.Literal("item_reference"),
-  id: Type.String(),
+  id: Type.String({ maxLength: 256 }),
 });
 
 const InputItem = Type.Union([

@@ -88,7 +88,7 @@ describe("resolveConversation", () => {
         previous_response_id: "resp_1",
         input: [{ type: "function_call_output", call_id: "call_1", output: "done" }],
       },
-      { accountId: "acct_a", services: servicesWith(stored) },
+      { accountId: "acct_a", services: servicesWith(stored), model },
     );
     expect(priorItems(body).map((item) => item.id)).toEqual(["msg_0", "fc_1"]);
   });
@@ -97,7 +97,7 @@ describe("resolveConversation", () => {
     await expect(
       resolveConversation(
         { model: "m", previous_response_id: "resp_1", input: "Hi" },
-        { accountId: "acct_b", services: servicesWith(stored) },
+        { accountId: "acct_b", services: servicesWith(stored), model },
       ),
     ).rejects.toMatchObject({ code: "previous_response_not_found", param: "previous_response_id" });
   });
@@ -109,8 +109,57 @@ describe("resolveConversation", () => {
           model: "m",
           input: [{ type: "function_call_output", call_id: "call_1", output: "done" }],
         },
-        { accountId: "acct_a", services: servicesWith(undefined) },
+        { accountId: "acct_a", services: servicesWith(undefined), model },
       ),
     ).rejects.toMatchObject({ code: "invalid_parameter", param: "input[0].call_id" });
+  });
+
+  it("refuses an item id the conversation already has", async () => {
+    await expect(
+      resolveConversation(
+        {
+          model: "m",
+          previous_response_id: "resp_1",
+          input: [{ id: "fc_1", type: "function_call", call_id: "c", name: "f", arguments: "{}" }],
+        },
+        { accountId: "acct_a", services: servicesWith(stored), model },
+      ),
+    ).rejects.toMatchObject({ code: "invalid_parameter", param: "input[0].id" });
+    await expect(
+      resolveConversation(
+        {
+          model: "m",
+          input: [
+            { id: "msg_x", role: "user", content: "a" },
+            { id: "msg_x", role: "user", content: "b" },
+          ],
+        },
+        { accountId: "acct_a", services: servicesWith(undefined), model },
+      ),
+    ).rejects.toMatchObject({ code: "invalid_parameter", param: "input[1].id" });
+  });
+
+  it("refuses an image for a model without vision in a tool output or the continued conversation", async () => {
+    const image = { type: "input_image" as const, image_url: "https://example.com/a.png" };
+    await expect(
+      resolveConversation(
+        {
+          model: "m",
+          previous_response_id: "resp_1",
+          input: [{ type: "function_call_output", call_id: "call_1", output: [image] }],
+        },
+        { accountId: "acct_a", services: servicesWith(stored), model },
+      ),
+    ).rejects.toMatchObject({ code: "invalid_parameter", param: "input[0].output[0]" });
+    const withImage: StoredResponse = {
+      ...stored,
+      inputItems: [{ id: "msg_0", type: "message", role: "user", content: [image] }],
+    };
+    await expect(
+      resolveConversation(
+        { model: "m", previous_response_id: "resp_1", input: "Hi" },
+        { accountId: "acct_a", services: servicesWith(withImage), model },
+      ),
+    ).rejects.toMatchObject({ code: "invalid_parameter", param: "previous_response_id" });
   });
 });

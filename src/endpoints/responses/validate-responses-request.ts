@@ -84,21 +84,67 @@ export function validateResponsesRequest(body: ResponsesRequest, model: CatalogM
   });
   // The chat endpoint's refusals of priced options apply to the equivalent chat request.
   refuseUnbilledOptions(toChatCompletionRequest(body).chat);
-  if (model.capabilities?.vision === false && Array.isArray(body.input)) {
-    body.input.forEach((item, index) => {
-      const content = "content" in item ? item.content : undefined;
-      if (!Array.isArray(content)) return;
-      const image = content.findIndex((part) => part.type === "input_image");
-      if (image !== -1) {
-        const param = `input[${index}].content[${image}]`;
-        throw new GatewayError(
-          "invalid_parameter",
-          { detail: `Invalid '${param}': the model '${model.id}' does not accept images.` },
-          { param },
-        );
-      }
-    });
+  if (Array.isArray(body.input)) refuseImages(model, [], body.input);
+}
+
+/** Where an item carries an image: `content[j]` of a message, `output[j]` of a tool output. */
+function imageIn(item: ResponsesInputItem): string | undefined {
+  for (const field of ["content", "output"] as const) {
+    const parts = (item as { [key: string]: unknown })[field];
+    if (!Array.isArray(parts)) continue;
+    const at = parts.findIndex((part: { type?: unknown }) => part?.type === "input_image");
+    if (at !== -1) return `${field}[${at}]`;
   }
+  return undefined;
+}
+
+/**
+ * A model without vision is sent no image, whether in the request's own items (a message's
+ * content, a tool output) or in the conversation it continues.
+ */
+function refuseImages(
+  model: CatalogModel,
+  prior: readonly ResponsesInputItem[],
+  input: readonly ResponsesInputItem[],
+): void {
+  if (model.capabilities?.vision !== false) return;
+  const refuse = (param: string, where: string) => {
+    throw new GatewayError(
+      "invalid_parameter",
+      { detail: `Invalid '${param}': ${where} the model '${model.id}' does not accept images.` },
+      { param },
+    );
+  };
+  if (prior.some((item) => imageIn(item) !== undefined))
+    refuse("previous_response_id", "the conversation it continues holds an image, and");
+  input.forEach((item, index) => {
+    const at = imageIn(item);
+    if (at !== undefined) refuse(`input[${index}].${at}`, "");
+  });
+}
+
+/**
+ * Item ids are unique across the conversation (its stored input items are listed and paged by
+ * id): one the continued conversation or an earlier item of the input already has is refused.
+ */
+function refuseDuplicateIds(
+  prior: readonly ResponsesInputItem[],
+  input: readonly ResponsesInputItem[],
+): void {
+  const seen = new Set<string>();
+  for (const item of prior) if (typeof item.id === "string") seen.add(item.id);
+  input.forEach((item, index) => {
+    if (typeof item.id !== "string") return;
+    if (seen.has(item.id)) {
+      const param = `input[${index}].id`;
+      throw new GatewayError(
+        "invalid_parameter",
+        { detail: `Invalid '${param}': duplicate item found with id '${item.id.slice(0, 256)}'.` },
+        { param },
+      );
+    }
+    seen.add(item.id);
+  });
 }
 
 /** Every `function_call_output` answers a call made before it (in the chain or the input). */
@@ -126,7 +172,7 @@ function checkToolOutputs(prior: ResponsesInputItem[], input: ResponsesInputItem
  */
 export async function resolveConversation(
   body: ResponsesRequest,
-  context: { accountId: string; services: Services },
+  context: { accountId: string; services: Services; model: CatalogModel },
 ): Promise<ResolvedResponsesRequest> {
   let prior: ResponsesInputItem[] = [];
   const id = body.previous_response_id;
@@ -142,6 +188,9 @@ export async function resolveConversation(
     const output = Array.isArray(stored.response.output) ? stored.response.output : [];
     prior = [...stored.inputItems, ...output] as ResponsesInputItem[];
   }
-  checkToolOutputs(prior, Array.isArray(body.input) ? body.input : []);
+  const input = Array.isArray(body.input) ? body.input : [];
+  checkToolOutputs(prior, input);
+  refuseDuplicateIds(prior, input);
+  refuseImages(context.model, prior, input);
   return prior.length ? { ...body, [PRIOR_ITEMS]: prior } : body;
 }
