@@ -178,6 +178,37 @@ describe("translation through the gateway", () => {
     expect(upstream?.body.tool_choice).toEqual({ type: "none" });
   });
 
+  it("chat → Anthropic: tool history without tools is answered, as OpenAI answers it (Anthropic refuses tool blocks without tools)", async () => {
+    // A client that replays a conversation with tool calls but offers no tools this turn (it
+    // wants a plain answer): OpenAI answers; Anthropic refuses unless tools are defined. The
+    // gateway defines the tools the history names, with tool_choice none.
+    const completion = await openai.chat.completions.create({
+      model: "claude-haiku-4-5",
+      messages: [
+        { role: "user", content: "Weather in Oslo? review-tools-from-history" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "toolu_2",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+            },
+          ],
+        },
+        { role: "tool", tool_call_id: "toolu_2", content: "Snow" },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBeTruthy();
+    expect(completion.choices[0]?.message.tool_calls ?? []).toEqual([]);
+    const upstream = (await sandboxRequests("/anthropic/v1/messages"))
+      .filter((entry) => JSON.stringify(entry.body).includes("review-tools-from-history"))
+      .at(-1);
+    expect(upstream?.body.tools).toEqual([expect.objectContaining({ name: "get_weather" })]);
+    expect(upstream?.body.tool_choice).toEqual({ type: "none" });
+  });
+
   it("Messages → OpenAI: more than 4 stop_sequences are refused, never sent to an OpenAI upstream (OpenAI allows at most 4)", async () => {
     const failure = await anthropic.messages
       .create({

@@ -22,7 +22,7 @@
  * @see https://docs.anthropic.com/en/api/messages
  */
 import type { CallWarning, ChatCallOptions } from "../../spec/index.ts";
-import type { AnthropicRequestBody } from "./anthropic-api.ts";
+import type { AnthropicMessageParam, AnthropicRequestBody } from "./anthropic-api.ts";
 import { applyJsonOutput, type OutputTool } from "./anthropic-json-output.ts";
 import { prepareAnthropicTools } from "./anthropic-prepare-tools.ts";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.ts";
@@ -142,6 +142,19 @@ export function convertToAnthropicRequest(
   });
   if (tools.tools) body.tools = tools.tools;
   if (tools.tool_choice) body.tool_choice = tools.tool_choice;
+  else if (!tools.tools) {
+    // A conversation with tool calls and no tools this turn (OpenAI answers it): Anthropic
+    // refuses tool blocks without tools, so the tools the history names are defined, and not
+    // to be called.
+    const named = toolsNamedIn(prompt.messages);
+    if (named.length > 0) {
+      body.tools = named.map((name) => ({
+        name,
+        input_schema: { type: "object", properties: {} },
+      }));
+      body.tool_choice = { type: "none" };
+    }
+  }
 
   if (prompt.system !== undefined) body.system = prompt.system;
   const json = applyJsonOutput(body, options.responseFormat, { thinkingOn, warnings });
@@ -152,4 +165,13 @@ export function convertToAnthropicRequest(
     prefill: json.prefill,
     ...(json.outputTool ? { outputTool: json.outputTool } : {}),
   };
+}
+
+/** The names of the tools a conversation's `tool_use` blocks call, each once. */
+function toolsNamedIn(messages: AnthropicMessageParam[]): string[] {
+  const names = new Set<string>();
+  for (const message of messages)
+    if (Array.isArray(message.content))
+      for (const block of message.content) if (block.type === "tool_use") names.add(block.name);
+  return [...names];
 }
