@@ -6,6 +6,7 @@ import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  CLI_PATH,
   cleanEnv,
   killLeftovers,
   makeTempDir,
@@ -15,6 +16,7 @@ import {
   runCli,
   startGatewayProcess,
 } from "./support/cli-process.ts";
+import { startTestGateway } from "./support/gateway-harness.ts";
 
 afterEach(killLeftovers);
 afterAll(removeTempDirs);
@@ -451,5 +453,52 @@ describe("accounts, keys and ledger against a SQLite file", { timeout: 180_000 }
     expect((await chat(live.key)).status).toBe(200);
     expect((await chat(key.key)).status).toBe(401);
     expect((await gateway.proc.stop("SIGTERM", 10_000)).code).toBe(0);
+  });
+});
+
+describe("output piped into a reader that goes away", { timeout: 180_000 }, () => {
+  const cwd = makeTempDir("switchyard-cli-pipe-");
+  const databaseUrl = join(cwd, "state", "pipe.sqlite");
+
+  beforeAll(async () => {
+    // Enough accounts that the listing is far more than a pipe's buffer (64 KiB on Linux).
+    const gateway = await startTestGateway({ config: { database_url: databaseUrl } });
+    try {
+      for (let start = 0; start < 1000; start += 50) {
+        const created = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            gateway.request("/v1/admin/accounts", {
+              key: gateway.adminKey,
+              json: { email: `piped-${start + i}@example.com`, balance_micros: 1_000_000 },
+            }),
+          ),
+        );
+        for (const response of created) expect(response.status).toBe(201);
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  /** `switchyard …args | head -n 1` through bash, exiting with the CLI's code (pipefail). */
+  const piped = (...args: string[]) =>
+    runCli(args, {
+      cwd,
+      env: cleanEnv({ DATABASE_URL: databaseUrl }),
+      command: ["bash", "-c", 'set -o pipefail; "$0" "$@" | head -n 1', process.execPath, CLI_PATH],
+      timeoutMs: 60_000,
+    });
+
+  it("accounts list | head -n 1 ends quietly with exit 0, table and --json alike", async () => {
+    for (const [args, first] of [
+      [["accounts", "list"], /^ID +EMAIL +ROLE/],
+      [["accounts", "list", "--json"], /^\[\n$/],
+    ] as const) {
+      const result = await piped(...args);
+      expect(result.stdout, args.join(" ")).toMatch(first);
+      expect(result.stdout.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(result.stderr, args.join(" ")).toBe("");
+      expect(result.code, args.join(" ")).toBe(0);
+    }
   });
 });

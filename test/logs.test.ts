@@ -114,3 +114,130 @@ describe("log lines", () => {
     expect(lines.slice(before).filter((line) => line.msg === "upstream failed")).toEqual([]);
   });
 });
+
+/** A gateway on SQLite in memory whose log lines are collected into `logged`. */
+async function loggedGateway(
+  overrides: Record<string, unknown>,
+  logged: Record<string, unknown>[],
+) {
+  const into = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split("\n").filter(Boolean))
+        logged.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return startGateway({
+    env: {},
+    config: loadConfig({
+      env: {},
+      overrides: {
+        database_url: ":memory:",
+        log_level: "info",
+        server: { port: 0, host: "127.0.0.1", shutdown_grace_seconds: 1 },
+        ...overrides,
+      },
+    }),
+    logger: createLogger("info", into),
+    print: () => {},
+  });
+}
+
+/** The lines at `warn` or above logged for one request. */
+async function warnings(logged: Record<string, unknown>[], response: Response) {
+  const requestId = response.headers.get("x-request-id");
+  expect(requestId).toBeTruthy();
+  await expect
+    .poll(() => logged.filter((line) => line.requestId === requestId && Number(line.level) >= 40))
+    .not.toEqual([]);
+  return logged.filter((line) => line.requestId === requestId && Number(line.level) >= 40);
+}
+
+describe("expected 503s that are not the gateway's own fault", () => {
+  const expectWarning = async (
+    logged: Record<string, unknown>[],
+    response: Response,
+    code: string,
+  ) => {
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe(code);
+    const failures = await warnings(logged, response);
+    expect(failures).toEqual([
+      expect.objectContaining({ level: 40, code, status: 503, message: body.error.message }),
+    ]);
+    expect(JSON.stringify(failures)).not.toMatch(/"stack"|"err"/);
+  };
+
+  it("vendor_not_configured is a warning with its code and message, without a stack trace", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const running = await loggedGateway({ sandbox: { mode: "never" } }, logged);
+    try {
+      const response = await fetch(`${running.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${running.bootstrapKey}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+      });
+      await expectWarning(logged, response, "vendor_not_configured");
+    } finally {
+      await running.close();
+    }
+  });
+
+  it("upstream_unavailable (an open circuit breaker) is a warning, without a stack trace", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const running = await loggedGateway(
+      {
+        routing: {
+          circuit_breaker: { enabled: true, failure_threshold: 1, cooldown_seconds: 60 },
+        },
+        catalog: {
+          files: [],
+          vendors: {},
+          models: [
+            {
+              id: "lonely-chat",
+              endpoint: "chat",
+              family: "test",
+              display_name: "lonely-chat",
+              owned_by: "switchyard",
+              pricing: { per_1m_tokens: { input: 1_000_000, output: 2_000_000 } },
+              routes: [{ vendor: "openai", upstream_model: "lonely-route" }],
+            },
+          ],
+        },
+      },
+      logged,
+    );
+    const chatOnce = (content: string) =>
+      fetch(`${running.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${running.bootstrapKey}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ model: "lonely-chat", messages: [{ role: "user", content }] }),
+      });
+    try {
+      expect((await chatOnce("[[sandbox:status=500]] fail")).status).toBe(502);
+      await expectWarning(logged, await chatOnce("hi"), "upstream_unavailable");
+    } finally {
+      await running.close();
+    }
+  });
+
+  it("shutting_down on /readyz during a drain is a warning, without a stack trace", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const running = await loggedGateway({}, logged);
+    const closing = running.close({ drainDelaySeconds: 30 });
+    try {
+      await expectWarning(logged, await fetch(`${running.url}/readyz`), "shutting_down");
+    } finally {
+      running.skipDrainDelay();
+      await closing;
+    }
+  });
+});

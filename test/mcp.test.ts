@@ -278,6 +278,45 @@ describe("MCP endpoint", () => {
     );
   });
 
+  it("lists one reference resource per HTTP endpoint, each reading its own endpoint's document", async () => {
+    const { resources } = await client.listResources();
+    const reference = resources.filter((resource) =>
+      resource.uri.startsWith("switchyard://reference/"),
+    );
+    const uris = reference.map((resource) => resource.uri);
+    expect(uris.filter((uri, index) => uris.indexOf(uri) !== index)).toEqual([]);
+    const names = reference.map((resource) => resource.name);
+    expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+    const endpoints = new Set<string>();
+    for (const resource of reference) {
+      const { contents } = await client.readResource({ uri: resource.uri });
+      const heading = (contents[0] as { text: string }).text.split("\n")[0];
+      expect(heading, resource.uri).toBe(`# ${resource.title}`);
+      endpoints.add(resource.title!);
+    }
+    expect(endpoints.size).toBe(reference.length);
+    const openapi = (await (await gateway.request("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const documented = Object.entries(openapi.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map(
+        (method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`,
+      ),
+    );
+    expect(new Set(endpoints)).toEqual(new Set(documented));
+    // Endpoints that were already unique keep their URIs.
+    for (const [uri, title] of [
+      ["switchyard://reference/chat-completions", "POST /v1/chat/completions"],
+      ["switchyard://reference/account-keys", "GET /v1/account/keys"],
+      ["switchyard://reference/post-account-keys", "POST /v1/account/keys"],
+      ["switchyard://reference/healthz", "GET /healthz"],
+      ["switchyard://reference/v1-healthz", "GET /v1/healthz"],
+    ] as const) {
+      const { contents } = await client.readResource({ uri });
+      expect((contents[0] as { text: string }).text.split("\n")[0]).toBe(`# ${title}`);
+    }
+  });
+
   it("lists the prompts and fills them in", async () => {
     const { prompts } = await client.listPrompts();
     expect(prompts.map((prompt) => prompt.name)).toEqual(

@@ -57,6 +57,16 @@ describe("GET /metrics", () => {
     expect(await notAdmin.text()).not.toContain("switchyard_");
   });
 
+  it("tells a non-admin key what /metrics takes: an admin key or the scrape token, no login session", async () => {
+    const notAdmin = await gateway.request("/metrics", { key: user.key });
+    expect(notAdmin.status).toBe(403);
+    const { error } = (await notAdmin.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("admin_required");
+    expect(error.message).toMatch(/scrape token/);
+    expect(error.message).toMatch(/admin account's (own )?key/);
+    expect(error.message).not.toMatch(/session/);
+  });
+
   it("serves valid Prometheus text for the scrape token and for an admin key", async () => {
     for (const key of [TOKEN, gateway.adminKey]) {
       const response = await gateway.request("/metrics", { key });

@@ -41,3 +41,20 @@ export function exitCodeOf(error: unknown): number {
   }
   return EXIT.failure;
 }
+
+let quietOnBrokenPipe = false;
+
+/**
+ * A reader that went away (`switchyard accounts list | head -3`) ends the command quietly with
+ * exit 0, as Unix tools do, instead of an unhandled `write EPIPE` stack trace. Any other error
+ * on the stream stays an error. Installed once, for the commands that print and end (not for
+ * `start` or `sandbox`, whose servers a closed stdout must not stop abruptly).
+ */
+export function endQuietlyOnBrokenPipe(stream: NodeJS.WriteStream = process.stdout): void {
+  if (quietOnBrokenPipe) return;
+  quietOnBrokenPipe = true;
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(EXIT.ok);
+    throw error;
+  });
+}

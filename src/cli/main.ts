@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { describeListenError } from "../ops/listen-error.ts";
-import { EXIT, exitCodeOf, usage } from "./exit.ts";
+import { EXIT, endQuietlyOnBrokenPipe, exitCodeOf, usage } from "./exit.ts";
 import { COMMAND_HELP, HELP } from "./help.ts";
 
 export { HELP } from "./help.ts";
@@ -125,6 +125,7 @@ export async function runCli(
   out: (line: string) => void = console.log,
 ): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== "start" && command !== "sandbox") endQuietlyOnBrokenPipe();
   try {
     switch (command) {
       case undefined:

@@ -178,8 +178,21 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       );
     else if (clientGone)
       request.log.info({ requestId: request.id, code: rendered.code }, "client closed the request");
-    else if (rendered.status >= 500)
+    else if (rendered.status >= 500 && (!mapped || mapped.code === "internal_error"))
+      // The gateway's own fault (an unexpected exception): the one failure logged with a stack.
       request.log.error({ err: error, requestId: request.id }, "request failed");
+    else if (mapped && rendered.status >= 500)
+      // A catalogued 503 that is expected (draining, an open breaker, a vendor without a
+      // credential, a store outage logged where it is noticed): a warning, without a stack.
+      request.log.warn(
+        {
+          requestId: request.id,
+          code: rendered.code,
+          status: rendered.status,
+          message: mapped.message,
+        },
+        "request failed",
+      );
     else
       request.log.info(
         { requestId: request.id, code: rendered.code, status: rendered.status },

@@ -21,15 +21,28 @@ interface JsonSchema {
   default?: unknown;
 }
 
-/** `/v1/chat/completions` → `chat-completions`; `/v1/videos/generations/:id` → `videos-generations-id`. */
-export function referenceSlug(doc: Pick<RouteDoc, "method" | "path">): string {
-  const slug = doc.path
-    .replace(/^\/v1\//, "")
+/**
+ * The endpoint's slug in `switchyard://reference/{slug}`, unique among `docs`:
+ * `/v1/chat/completions` → `chat-completions`; `/v1/videos/generations/:id` →
+ * `videos-generations-id`. The `/v1/` prefix is dropped unless the same path also exists
+ * without it (`GET /v1/healthz` → `v1-healthz`, `GET /healthz` → `healthz`). Methods other than
+ * GET are prefixed (`delete-account-keys-id`), except a POST whose path has no GET
+ * (`POST /v1/account/keys` → `post-account-keys` beside `GET` → `account-keys`).
+ */
+export function referenceSlug(
+  doc: Pick<RouteDoc, "method" | "path">,
+  docs: readonly Pick<RouteDoc, "method" | "path">[],
+): string {
+  const short = doc.path.replace(/^\/v1\//, "/");
+  const keepsPrefix = short !== doc.path && docs.some((other) => other.path === short);
+  const slug = (keepsPrefix ? doc.path : short)
     .replace(/[^a-zA-Z0-9]+/g, "-")
     .replace(/^-|-$/g, "");
-  return doc.method === "GET" || doc.method === "POST"
-    ? slug
-    : `${doc.method.toLowerCase()}-${slug}`;
+  const bare =
+    doc.method === "GET" ||
+    (doc.method === "POST" &&
+      !docs.some((other) => other.method === "GET" && other.path === doc.path));
+  return bare ? slug : `${doc.method.toLowerCase()}-${slug}`;
 }
 
 function typeOf(schema: JsonSchema): string {

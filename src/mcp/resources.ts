@@ -84,13 +84,16 @@ const STATIC: ResourceEntry[] = [
 ];
 
 export function listResources(docs: readonly RouteDoc[]): ResourceEntry[] {
-  const reference = docs.map((doc) => ({
-    uri: `switchyard://reference/${referenceSlug(doc)}`,
-    name: `reference-${referenceSlug(doc)}`,
-    title: `${doc.method} ${doc.path}`,
-    description: doc.summary,
-    mimeType: "text/markdown",
-  }));
+  const reference = docs.map((doc) => {
+    const slug = referenceSlug(doc, docs);
+    return {
+      uri: `switchyard://reference/${slug}`,
+      name: `reference-${slug}`,
+      title: `${doc.method} ${doc.path}`,
+      description: doc.summary,
+      mimeType: "text/markdown",
+    };
+  });
   return [...STATIC, ...reference];
 }
 
@@ -147,7 +150,7 @@ export async function readResource(
         return json(uri, await accountUsage(services, caller.accountId, { limit: "50" }));
       break;
     case "reference": {
-      const doc = docs.find((entry) => referenceSlug(entry) === tail);
+      const doc = docs.find((entry) => referenceSlug(entry, docs) === tail);
       if (!doc) break;
       return { contents: [{ uri, mimeType: "text/markdown", text: referenceMarkdown(doc) }] };
     }

@@ -12,6 +12,10 @@ import { hasAdminPowers, readBearer } from "../../auth/index.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 
+/** `admin_required` as it is true for `/metrics`, which takes no login session. */
+const SCRAPE_ONLY =
+  "/metrics needs an admin account's own key (not a key minted by a key) or the scrape token (metrics.token), as Authorization: Bearer.";
+
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
 /** True when the request bears the scrape token (compared in constant time). */
@@ -34,7 +38,8 @@ export function registerMetricsRoute(
       if (bearsToken(request, services.config.metrics.token)) return;
       // A key, not a login session: a scrape target is not one of the session's routes.
       const caller = await services.authenticator.authenticateKey(readBearer(request.headers));
-      if (!hasAdminPowers(caller)) throw new GatewayError("admin_required");
+      if (!hasAdminPowers(caller))
+        throw new GatewayError("admin_required", {}, { message: SCRAPE_ONLY });
     },
     handler: async (_request, reply) => {
       const { contentType, body } = await metrics.render();
