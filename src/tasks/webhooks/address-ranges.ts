@@ -14,7 +14,11 @@ export type AddressKind =
   | "private"
   /** 169.254/16 and fe80::/10 (without the metadata addresses below). */
   | "link_local"
-  /** Cloud instance metadata services: 169.254.169.254, 169.254.170.2, 100.100.100.200, fd00:ec2::254. */
+  /**
+   * Cloud instance metadata and credential services: 169.254.169.254, 169.254.170.2 (ECS),
+   * 169.254.170.23 and fd00:ec2::23 (EKS Pod Identity), 100.100.100.200 (Alibaba),
+   * 168.63.129.16 (Azure WireServer, a public address only the host answers), fd00:ec2::254.
+   */
   | "metadata"
   /** 0.0.0.0/8 and `::` (on Linux, connecting to them reaches the host itself). */
   | "unspecified"
@@ -42,7 +46,9 @@ function range(cidr: string, kind: AddressKind): Ipv4Range {
 const IPV4_RANGES: readonly Ipv4Range[] = [
   range("169.254.169.254/32", "metadata"),
   range("169.254.170.2/32", "metadata"),
+  range("169.254.170.23/32", "metadata"),
   range("100.100.100.200/32", "metadata"),
+  range("168.63.129.16/32", "metadata"),
   range("0.0.0.0/8", "unspecified"),
   range("127.0.0.0/8", "loopback"),
   range("10.0.0.0/8", "private"),
@@ -109,7 +115,11 @@ function classifyIpv6(address: string): AddressKind {
     return classifyIpv4(tail);
   // 6to4 2002:AABB:CCDD::/48 carries AA.BB.CC.DD.
   if (first === 0x2002) return classifyIpv4(embeddedIpv4(second, third));
-  if (startsWith(groups, [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254])) return "metadata";
+  if (
+    startsWith(groups, [0xfd00, 0xec2, 0, 0, 0, 0, 0]) &&
+    (groups[7] === 0x254 || groups[7] === 0x23)
+  )
+    return "metadata";
   if ((first & 0xfe00) === 0xfc00) return "private";
   if ((first & 0xffc0) === 0xfe80) return "link_local";
   // Site-local fec0::/10, deprecated but still routed by some stacks.
