@@ -119,6 +119,12 @@ describe.each(ROUTES)("responses over the $name", ({ model }) => {
     });
     expect(chained.previous_response_id).toBe(first.id);
     expect(chained.output_text).toMatch(/^Sandbox reply using tool result: sunny/);
+    // Stored items are listed with an id and a status, tool calls and outputs too.
+    const stored = (await client.responses.inputItems.list(chained.id, { order: "asc" })).data;
+    expect(
+      stored.map((item) => [item.type, typeof item.id, (item as { status?: string }).status]),
+    ).toEqual(stored.map((item) => [item.type, "string", "completed"]));
+    expect(stored.map((item) => item.type)).toContain("function_call_output");
   });
 
   it("continues a conversation by previous_response_id, billing the replayed context", async () => {

@@ -36,6 +36,9 @@ export function storedItems(
     // A translated route neither sends nor bills a reasoning item's encrypted content (only
     // its vendor could read it), so it is not kept to be copied into every continuation either.
     if (served === "translated") delete kept.encrypted_content;
+    // Tool calls and their outputs are listed with a status, as OpenAI lists them.
+    if (item.type === "function_call" || item.type === "function_call_output")
+      return { ...kept, id, status: item.status ?? "completed" };
     if (item.type !== undefined && item.type !== "message") return { ...kept, id };
     const content =
       typeof item.content !== "string"
