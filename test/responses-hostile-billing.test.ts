@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 import { usageRowOf } from "./support/usage-rows.ts";
+import { gatewayOnFakeOpenAI } from "./support/vendor-models.ts";
 
 let gateway: TestGateway;
 
@@ -69,41 +70,11 @@ describe("streamed responses whose upstream reports no usage", () => {
 describe("a native (OpenAI Responses) route whose upstream answers response.failed", () => {
   let vendorGateway: TestGateway;
   let vendor: import("./support/fake-vendor.ts").FakeVendor;
+  let close: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const { startFakeVendor } = await import("./support/fake-vendor.ts");
-    vendor = await startFakeVendor();
-    vendorGateway = await startTestGateway({
-      env: { ROGUE_OPENAI_KEY: "sk-rogue" },
-      config: {
-        catalog: {
-          models: [
-            {
-              id: "rogue-gpt",
-              endpoint: "chat",
-              family: "gpt-4o",
-              display_name: "GPT on a fake OpenAI",
-              owned_by: "self-hosted",
-              capabilities: { streaming: true, tools: true, vision: true, max_output_tokens: 1000 },
-              pricing: { per_1m_tokens: { input: 2_500_000, output: 10_000_000 } },
-              routes: [
-                {
-                  vendor: "openai",
-                  adapter: "openai-compatible",
-                  base_url: vendor.url,
-                  upstream_model: "gpt-4o",
-                  credential_env: "ROGUE_OPENAI_KEY",
-                },
-              ],
-            },
-          ],
-        },
-      },
-    });
+    ({ gateway: vendorGateway, vendor, close } = await gatewayOnFakeOpenAI());
   });
-  afterAll(async () => {
-    await vendorGateway?.close();
-    await vendor?.close();
-  });
+  afterAll(() => close());
 
   const failedResponse = {
     id: "resp_failed1",

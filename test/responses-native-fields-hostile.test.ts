@@ -6,45 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeVendor } from "./support/fake-vendor.ts";
-import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import { createUser, type TestGateway } from "./support/gateway-harness.ts";
+import { gatewayOnFakeOpenAI } from "./support/vendor-models.ts";
 
 let gateway: TestGateway;
 let vendor: FakeVendor;
+let close: () => Promise<void> = async () => {};
+
 beforeAll(async () => {
-  const { startFakeVendor } = await import("./support/fake-vendor.ts");
-  vendor = await startFakeVendor();
-  gateway = await startTestGateway({
-    env: { ROGUE_OPENAI_KEY: "sk-rogue" },
-    config: {
-      catalog: {
-        models: [
-          {
-            id: "rogue-gpt",
-            endpoint: "chat",
-            family: "gpt-4o",
-            display_name: "GPT on a fake OpenAI",
-            owned_by: "self-hosted",
-            capabilities: { streaming: true, tools: true, vision: true, max_output_tokens: 1000 },
-            pricing: { per_1m_tokens: { input: 2_500_000, output: 10_000_000 } },
-            routes: [
-              {
-                vendor: "openai",
-                adapter: "openai-compatible",
-                base_url: vendor.url,
-                upstream_model: "gpt-4o",
-                credential_env: "ROGUE_OPENAI_KEY",
-              },
-            ],
-          },
-        ],
-      },
-    },
-  });
+  ({ gateway, vendor, close } = await gatewayOnFakeOpenAI());
 });
-afterAll(async () => {
-  await gateway?.close();
-  await vendor?.close();
-});
+afterAll(() => close());
 
 const input = [
   {

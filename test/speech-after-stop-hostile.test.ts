@@ -12,31 +12,15 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { dashScopeSpeechModel } from "./support/vendor-models.ts";
 
 const SPEECH_PRICE = 100_000;
 const INPUT = "hello there, this is the whole text";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
-function speechModel(id: string, baseUrl: string) {
-  return {
-    id,
-    endpoint: "speech",
-    family: "tts3",
-    display_name: `Speech on a misbehaving vendor (${id})`,
-    owned_by: "self-hosted",
-    capabilities: { voices: ["Cherry"], audio_formats: ["mp3", "wav"], instructions: false },
-    pricing: { per_10k_characters: SPEECH_PRICE },
-    routes: [
-      {
-        vendor: "rogue",
-        adapter: "dashscope",
-        base_url: baseUrl,
-        upstream_model: "qwen3-tts-flash",
-      },
-    ],
-  };
-}
+const speechModel = (id: string, baseUrl: string) =>
+  dashScopeSpeechModel(id, baseUrl, SPEECH_PRICE);
 
 function pcm(bytes: number): string {
   const buffer = Buffer.alloc(bytes);

@@ -13,30 +13,14 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { dashScopeSpeechModel } from "./support/vendor-models.ts";
 
 const SPEECH_PRICE = 100_000;
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
-function speechModel(id: string, baseUrl: string) {
-  return {
-    id,
-    endpoint: "speech",
-    family: "tts3",
-    display_name: `Speech on a misbehaving vendor (${id})`,
-    owned_by: "self-hosted",
-    capabilities: { voices: ["Cherry"], audio_formats: ["mp3", "wav"], instructions: false },
-    pricing: { per_10k_characters: SPEECH_PRICE },
-    routes: [
-      {
-        vendor: "rogue",
-        adapter: "dashscope",
-        base_url: baseUrl,
-        upstream_model: "qwen3-tts-flash",
-      },
-    ],
-  };
-}
+const speechModel = (id: string, baseUrl: string) =>
+  dashScopeSpeechModel(id, baseUrl, SPEECH_PRICE);
 
 /** A WAV file whose header announces `announced` bytes of audio, with only `actual` of them. */
 function truncatedWav(announced: number, actual: number): Buffer {

@@ -9,40 +9,82 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId, openStore, type Store, type UsageRecord } from "../src/store/index.ts";
+import { newId, openStore, type Store } from "../src/store/index.ts";
 import { createBudgetAlerts } from "../src/tasks/budget-alerts.ts";
 import { startVideoEngine, type WebhookDispatcher } from "../src/tasks/video-engine.ts";
 import { postgresReachable, throwawaySchema } from "./support/postgres.ts";
+import { chatUsageRecord } from "./support/usage-record.ts";
 
 const pgAvailable = await postgresReachable();
 const LEASE_MS = 15_000;
 const quiet = { info() {}, warn() {} };
 
-function usage(accountId: string, id: string, costMicros = 0): UsageRecord {
-  return {
-    requestId: id,
+/** An account with `balanceMicros` to spend. */
+async function newAccount(store: Store, balanceMicros = 1_000_000): Promise<string> {
+  const account = await store.createAccount({
+    email: `${Math.random()}@example.com`,
+    passwordHash: null,
+    role: "user",
+  });
+  await store.adjustBalance({ accountId: account.id, amountMicros: balanceMicros, reason: "t" });
+  return account.id;
+}
+
+/** A queued video task of `accountId` holding `holdMicros`, with a webhook URL (or none). */
+async function newVideoTask(
+  store: Store,
+  accountId: string,
+  { holdMicros = 500_000, webhookUrl = "https://receiver.example.com/hook" as string | null } = {},
+): Promise<string> {
+  const created = await store.createVideoTask({
+    id: newId("vtask"),
     accountId,
     keyId: null,
     model: "motion2.6-t2v",
-    endpoint: "/v1/videos/generations",
-    status: costMicros > 0 ? "succeeded" : "failed",
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    reasoningTokens: 0,
-    images: 0,
-    videoSeconds: 0,
-    characters: 0,
+    route: "dashscope:wan2.6-t2v",
+    upstreamModel: "wan2.6-t2v",
+    requestBody: { model: "motion2.6-t2v", input: { prompt: "x" } },
+    idempotencyKey: null,
+    requestHash: "h",
+    durationSeconds: 5,
+    resolution: "720p",
+    aspectRatio: "16:9",
+    holdMicros,
+    webhookUrl,
+    nextPollAt: 0,
+  });
+  if (created.kind !== "created") throw new Error(created.kind);
+  return created.task.id;
+}
+
+/** A task submitted, failed and settled (charged `costMicros`): its webhook, if any, is due. */
+async function endedVideoTask(
+  store: Store,
+  accountId: string,
+  costMicros = 0,
+  webhookUrl: string | null = "https://receiver.example.com/hook",
+): Promise<string> {
+  const id = await newVideoTask(store, accountId, { webhookUrl });
+  await store.markVideoTaskSubmitted(id, {
+    providerTaskId: `p-${id}`,
+    providerRecord: {},
+    nextPollAt: 0,
+  });
+  await store.finishVideoTask(id, {
+    status: "failed",
+    error: { code: "X", message: "x" },
+    finishedAt: Date.now(),
+  });
+  const record = chatUsageRecord({
+    requestId: id,
+    accountId,
+    keyId: null,
     costMicros,
-    heldMicros: 0,
-    usageSource: "upstream",
-    upstreamRequestId: null,
-    latencyMs: 1,
-    ttfbMs: null,
-    breakdown: null,
     createdAt: Date.now(),
-  };
+  });
+  await store.settleVideoTask(id, record, { billedSeconds: 0, reason: "failed" });
+  expect((await store.findVideoTaskById(id))?.webhookState).toBe(webhookUrl ? "pending" : "none");
+  return id;
 }
 
 /** A dispatcher whose every answer is decided by `answer` (counting what was sent). */
@@ -74,68 +116,33 @@ async function until(check: () => Promise<boolean>, ms = 10_000) {
   }
 }
 
-describe.skipIf(!pgAvailable)("webhook leases on a shared PostgreSQL", () => {
-  let store: Store;
-  let drop: () => Promise<void>;
+// The "instances" below are engines sharing one store: each group of tests has a throwaway
+// schema of its own (what one group leaves due must not be claimed in the next).
+let store: Store;
+let url: string;
+function freshSchemaFor(name: string): void {
+  let drop: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const schema = await throwawaySchema("wh_lease");
+    const schema = await throwawaySchema(name);
     store = await openStore(schema.url);
+    url = schema.url;
     drop = schema.drop;
   });
   afterAll(async () => {
     await store.close();
     await drop();
   });
+}
 
+describe.skipIf(!pgAvailable)("webhook leases on a shared PostgreSQL", () => {
+  freshSchemaFor("wh_lease");
   async function pendingWebhookTask(
     accountId?: string,
     costMicros = 0,
     webhookUrl: string | null = "https://receiver.example.com/hook",
   ): Promise<string> {
-    const account = accountId
-      ? { id: accountId }
-      : await store.createAccount({
-          email: `${Math.random()}@example.com`,
-          passwordHash: null,
-          role: "user",
-        });
-    await store.adjustBalance({ accountId: account.id, amountMicros: 1_000_000, reason: "t" });
-    const created = await store.createVideoTask({
-      id: newId("vtask"),
-      accountId: account.id,
-      keyId: null,
-      model: "motion2.6-t2v",
-      route: "dashscope:wan2.6-t2v",
-      upstreamModel: "wan2.6-t2v",
-      requestBody: { model: "motion2.6-t2v", input: { prompt: "x" } },
-      idempotencyKey: null,
-      requestHash: "h",
-      durationSeconds: 5,
-      resolution: "720p",
-      aspectRatio: "16:9",
-      holdMicros: 500_000,
-      webhookUrl,
-      nextPollAt: 0,
-    });
-    if (created.kind !== "created") throw new Error(created.kind);
-    const id = created.task.id;
-    await store.markVideoTaskSubmitted(id, {
-      providerTaskId: `p-${id}`,
-      providerRecord: {},
-      nextPollAt: 0,
-    });
-    await store.finishVideoTask(id, {
-      status: "failed",
-      error: { code: "X", message: "x" },
-      finishedAt: Date.now(),
-    });
-    await store.settleVideoTask(id, usage(account.id, id, costMicros), {
-      billedSeconds: 0,
-      reason: "failed",
-    });
-    const task = await store.findVideoTaskById(id);
-    expect(task?.webhookState).toBe(webhookUrl ? "pending" : "none");
-    return id;
+    if (accountId) await store.adjustBalance({ accountId, amountMicros: 1_000_000, reason: "t" });
+    return endedVideoTask(store, accountId ?? (await newAccount(store)), costMicros, webhookUrl);
   }
 
   // Instance A takes the delivery and stalls past its lease (slow receiver up to the
@@ -251,51 +258,17 @@ describe.skipIf(!pgAvailable)("webhook leases on a shared PostgreSQL", () => {
 });
 
 describe.skipIf(!pgAvailable)("webhook attempt records on a shared PostgreSQL", () => {
-  let store: Store;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const schema = await throwawaySchema("wh_attempts");
-    store = await openStore(schema.url);
-    drop = schema.drop;
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
-
+  freshSchemaFor("wh_attempts");
   // Two instances end an attempt of the same delivery at the same moment (the second took it
   // over when the first's lease ran out). recordWebhookAttempt reads webhook_attempts, appends
   // in JS and writes the whole list back, in a READ COMMITTED transaction with no row lock:
   // the second writer overwrites the first's list, and an attempt the receiver saw is missing
   // from the task record ("Every attempt is recorded on the task record", docs/videos.md).
   it("two attempts recorded at once are both kept", async () => {
-    const account = await store.createAccount({
-      email: `${Math.random()}@example.com`,
-      passwordHash: null,
-      role: "user",
-    });
-    await store.adjustBalance({ accountId: account.id, amountMicros: 100_000_000, reason: "t" });
+    const accountId = await newAccount(store, 100_000_000);
     let lost = 0;
     for (let round = 0; round < 20; round++) {
-      const created = await store.createVideoTask({
-        id: newId("vtask"),
-        accountId: account.id,
-        keyId: null,
-        model: "motion2.6-t2v",
-        route: "dashscope:wan2.6-t2v",
-        upstreamModel: "wan2.6-t2v",
-        requestBody: {},
-        idempotencyKey: null,
-        requestHash: "h",
-        durationSeconds: 5,
-        resolution: "720p",
-        aspectRatio: "16:9",
-        holdMicros: 1000,
-        webhookUrl: "https://receiver.example.com/hook",
-        nextPollAt: 0,
-      });
-      if (created.kind !== "created") throw new Error(created.kind);
-      const id = created.task.id;
+      const id = await newVideoTask(store, accountId, { holdMicros: 1000 });
       const at = Date.now();
       await Promise.all([
         store.recordWebhookAttempt(
@@ -319,64 +292,12 @@ describe.skipIf(!pgAvailable)("webhook attempt records on a shared PostgreSQL", 
 });
 
 describe.skipIf(!pgAvailable)("claiming video webhooks on a shared PostgreSQL", () => {
-  let store: Store;
-  let url: string;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const schema = await throwawaySchema("wh_claim");
-    store = await openStore(schema.url);
-    url = schema.url;
-    drop = schema.drop;
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
-
+  freshSchemaFor("wh_claim");
   // The claim's update asked only whether the lease had run out, not whether the delivery was
   // still pending: another instance that delivered between this one's select and its update
   // (ending its lease) left a row the update still matched.
   it("does not send again an event another instance delivered while this one was claiming", async () => {
-    const account = await store.createAccount({
-      email: `${Math.random()}@example.com`,
-      passwordHash: null,
-      role: "user",
-    });
-    await store.adjustBalance({ accountId: account.id, amountMicros: 1_000_000, reason: "t" });
-    const created = await store.createVideoTask({
-      id: newId("vtask"),
-      accountId: account.id,
-      keyId: null,
-      model: "motion2.6-t2v",
-      route: "dashscope:wan2.6-t2v",
-      upstreamModel: "wan2.6-t2v",
-      requestBody: {},
-      idempotencyKey: null,
-      requestHash: "h",
-      durationSeconds: 5,
-      resolution: "720p",
-      aspectRatio: "16:9",
-      holdMicros: 500_000,
-      webhookUrl: "https://receiver.example.com/hook",
-      nextPollAt: 0,
-    });
-    if (created.kind !== "created") throw new Error(created.kind);
-    const id = created.task.id;
-    await store.markVideoTaskSubmitted(id, {
-      providerTaskId: `p-${id}`,
-      providerRecord: {},
-      nextPollAt: 0,
-    });
-    await store.finishVideoTask(id, {
-      status: "failed",
-      error: { code: "X", message: "x" },
-      finishedAt: Date.now(),
-    });
-    await store.settleVideoTask(id, usage(account.id, id, 0), {
-      billedSeconds: 0,
-      reason: "failed",
-    });
-    expect((await store.findVideoTaskById(id))?.webhookState).toBe("pending");
+    const id = await endedVideoTask(store, await newAccount(store));
 
     // Instance B, which had claimed the delivery, is recording its successful attempt: the
     // same writes recordWebhookAttempt makes, in a transaction still open when A looks for
