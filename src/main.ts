@@ -31,7 +31,6 @@ import {
   createVideoTasks,
   keyCacheTtl,
   startTracing,
-  taskModels,
   vendorFileGuard,
   webhookDispatcher,
   webhookLeaseMs,
@@ -57,7 +56,7 @@ import {
   randomBase62,
   type Store,
 } from "./store/index.ts";
-import { createBudgetAlerts } from "./tasks/index.ts";
+import { createBudgetAlerts, taskModels } from "./tasks/index.ts";
 import { type GatewayTracer, startMetricsListener } from "./telemetry/index.ts";
 
 export interface RunningGateway {
@@ -122,6 +121,10 @@ function buildCatalog(
     sandboxUrl,
     sandboxMode: config.sandbox.mode,
     modelAliases: config.model_aliases,
+    // Decided when the gateway started, which started the sandbox or not: a reload whose catalog
+    // names a credential that happens to be set does not turn the demo into real routing (nor
+    // the reverse); credentials and `sandbox.*` take a restart.
+    sandboxServesAll: sandboxUrl !== undefined,
   });
 }
 
@@ -461,7 +464,15 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     // A file the gateway started from that is gone is a reload that fails, not all defaults.
     readConfig: () => loadConfig({ env, requireFile: startedFromFile }),
     loadCatalog: loadCatalogFor,
-    buildCatalog: (next, nextData) => buildCatalog(next, nextData, env, started.sandboxUrl),
+    buildCatalog: (next, nextData) => {
+      const servesAll = started.sandboxUrl !== undefined;
+      if (sandboxServesAll(nextData, env, next.sandbox.mode) !== servesAll)
+        logger.warn(
+          { sandboxServesAll: servesAll },
+          "the reloaded catalog's credentials would change whether the sandbox serves every route; that takes a restart, until which it stays as it was",
+        );
+      return buildCatalog(next, nextData, env, started.sandboxUrl);
+    },
     loggers: [logger, app.log as unknown as Logger],
   });
   changes.onEvent = applyChange({

@@ -31,7 +31,9 @@ export class Catalog {
     this.#deploymentAliases = resolution.modelAliases ?? {};
     const rules = {
       ...resolution,
-      sandboxServesAll: sandboxServesAll(data, resolution.env, resolution.sandboxMode),
+      sandboxServesAll:
+        resolution.sandboxServesAll ??
+        sandboxServesAll(data, resolution.env, resolution.sandboxMode),
     };
     for (const entry of data.models) {
       const resolvedRoutes: ResolvedRoute[] = [];

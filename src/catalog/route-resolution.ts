@@ -38,6 +38,11 @@ export interface RouteResolution {
   /** Base URL of the sandbox, when one is running. */
   sandboxUrl?: string;
   sandboxMode: SandboxMode;
+  /**
+   * Whether the sandbox serves every vendor route, as decided when the gateway started (the
+   * sandbox was started then, or not); by default decided from `env` and `sandboxMode`.
+   */
+  sandboxServesAll?: boolean;
 }
 
 export const SANDBOX_CREDENTIAL = "sk-sandbox";

@@ -7,13 +7,12 @@
 import { readFileSync } from "node:fs";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
-import type { Catalog } from "../catalog/index.ts";
 import type { Config } from "../config/index.ts";
 import { GatewayError } from "../errors/index.ts";
 import { POLLED_CACHE_TTL_MS } from "../ops/change-feed.ts";
 import type { createProviderRegistry } from "../providers/index.ts";
 import type { RedisConnection, Store } from "../store/index.ts";
-import { startVideoEngine, type VideoTaskService } from "../tasks/index.ts";
+import { startVideoEngine, type TaskModels, type VideoTaskService } from "../tasks/index.ts";
 import {
   checkWebhookUrl,
   createWebhookDispatcher,
@@ -99,32 +98,12 @@ export function webhookLeaseMs(config: Config): number {
   return Math.max(config.tasks.lease_seconds * 1000, config.webhooks.timeout_ms + 5_000);
 }
 
-/**
- * The models the video task engine follows tasks with: the live catalog's, and a model a reload
- * has since removed as it last was, so a task already running is still followed to its end and
- * settled (at the price it was held at) rather than left until it expires.
- */
-export function taskModels(live: () => Catalog) {
-  const seen = new Map<string, NonNullable<ReturnType<Catalog["get"]>>>();
-  const first = live();
-  return {
-    get(id: string) {
-      const model = live().get(id);
-      if (model) {
-        seen.set(id, model);
-        return model;
-      }
-      return seen.get(id) ?? first.get(id);
-    },
-  };
-}
-
 /** The video task engine and what the endpoints need of it. */
 export function createVideoTasks(
   config: Config,
   deps: {
     store: Store & { dialect?: string };
-    models: { get(id: string): ReturnType<Catalog["get"]> };
+    models: TaskModels;
     providers: ReturnType<typeof createProviderRegistry>;
     logger: Logger;
     instanceId: string;
@@ -164,6 +143,8 @@ export function createVideoTasks(
   return {
     kick: engine.kick,
     finish: engine.finish,
+    routeOf: (task) => deps.models.routeOf(task),
+    remember: (modelId, route) => deps.models.remember(modelId, route),
     runOnce: engine.runOnce,
     close: engine.stop,
     newWebhookSecret,

@@ -3,11 +3,13 @@
  * Background work: the video task engine (polling, exactly-once finalization, settlement,
  * expiry, webhook delivery) and what the endpoints need of it.
  */
+import type { ResolvedRoute } from "../catalog/index.ts";
 import type { VideoTask } from "../store/index.ts";
 
 export * from "./budget-alerts.ts";
 export * from "./poll-schedule.ts";
 export * from "./settle-task.ts";
+export * from "./task-models.ts";
 export * from "./task-record.ts";
 export * from "./video-engine.ts";
 
@@ -21,6 +23,13 @@ export interface VideoTaskService {
     status: "canceled" | "failed",
     error?: { code: string; message: string },
   ): Promise<boolean>;
+  /**
+   * The route `task` was submitted to, even when a reload has since changed or removed it (the
+   * engine follows it there to its end): for a cancel and for marking a sandbox task.
+   */
+  routeOf(task: VideoTask): ResolvedRoute | undefined;
+  /** Remembers the route a task of `modelId` is being submitted to (see `routeOf`). */
+  remember(modelId: string, route: ResolvedRoute): void;
   /** Refuses a webhook URL the policy does not allow (throws `invalid_parameter`). */
   checkWebhookUrl(url: string): Promise<void>;
   /** A new per-account webhook signing secret. */

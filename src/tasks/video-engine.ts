@@ -68,7 +68,11 @@ export interface TaskMetrics {
 
 export interface VideoEngineDeps {
   store: TaskStore;
-  models: { get(id: string): CatalogModel | undefined };
+  models: {
+    get(id: string): CatalogModel | undefined;
+    /** The route a task was submitted to, when the catalog may have changed since (a reload). */
+    routeOf?(task: VideoTask): ResolvedRoute | undefined;
+  };
   videoModel(route: ResolvedRoute): VideoModel | undefined;
   webhooks: WebhookDispatcher;
   logger: {
@@ -185,7 +189,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       });
       return;
     }
-    const route = routeOf(task, deps.models.get(task.model));
+    const route = deps.models.routeOf?.(task) ?? routeOf(task, deps.models.get(task.model));
     const model = route && deps.videoModel(route);
     if (!route || !model) {
       logger.warn({ taskId: task.id, route: task.route }, "video task's route has no adapter now");

@@ -147,6 +147,8 @@ export async function submitVideoTask(
     }
 
     const task = created.task;
+    // The engine follows the task at this route even if a reload changes or removes it.
+    services.videoTasks.remember(model.id, route);
     let submission: Awaited<ReturnType<typeof vendor.submit>>;
     context.routeCalled(route);
     logAttempt.starting?.(route, 0);

@@ -18,7 +18,7 @@ import { registerRoute } from "../../http/route.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { decodeCursor, pageOf } from "../../store/cursor.ts";
 import type { VideoTask } from "../../store/index.ts";
-import { renderVideoTask, routeOf } from "../../tasks/index.ts";
+import { renderVideoTask } from "../../tasks/index.ts";
 import { priceVideo, submitVideoTask } from "./operation.ts";
 import { planVideo, videoDialect } from "./plan-video.ts";
 import { VideoGenerationRequest, VideoTaskRecord } from "./schema.ts";
@@ -53,8 +53,7 @@ async function ownTask(services: Services, accountId: string, id: string) {
 
 /** A task the sandbox runs is marked as such, like every answer the sandbox served. */
 function markSandbox(services: Services, task: VideoTask, reply: FastifyReply): void {
-  if (routeOf(task, services.catalog.get(task.model))?.sandbox)
-    reply.header(SANDBOX_HEADER, "true");
+  if (services.videoTasks.routeOf(task)?.sandbox) reply.header(SANDBOX_HEADER, "true");
 }
 
 /**
@@ -150,7 +149,7 @@ export function registerVideoRoutes(app: FastifyInstance, services: Services): v
           detail:
             task.finishedAt !== null ? `it is already ${task.status}.` : "it is being submitted.",
         });
-      const route = routeOf(task, services.catalog.get(task.model));
+      const route = services.videoTasks.routeOf(task);
       const vendor = route && services.providers.videoModel(route);
       if (!vendor?.cancel)
         throw new GatewayError("task_not_cancelable", {
