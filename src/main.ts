@@ -55,6 +55,7 @@ import {
   type RedisConnection,
   randomBase62,
   type Store,
+  sqliteFileOwner,
 } from "./store/index.ts";
 import { createBudgetAlerts, taskModels } from "./tasks/index.ts";
 import { type GatewayTracer, startMetricsListener } from "./telemetry/index.ts";
@@ -107,6 +108,19 @@ async function startSandboxIfNeeded(
       logger.error({ exitCode, err: error, restarted }, "sandbox worker exited"),
   });
   return { url: sandbox.url, close: sandbox.close };
+}
+
+/**
+ * Refuses to start on an SQLite file another live gateway serves: its start-up recovery would
+ * settle that gateway's requests in flight and release their holds, and each process would hold
+ * money the other cannot see.
+ */
+function refuseServedSqliteFile(location: string): void {
+  const owner = sqliteFileOwner(location);
+  if (owner === undefined || owner === process.pid) return;
+  throw new Error(
+    `The SQLite database ${location} is served by a running gateway (pid ${owner}): one file serves one gateway. Stop it first (or, if no such gateway runs, remove ${location}.gateway).`,
+  );
 }
 
 /** The catalog as `config` routes it; at start-up and on a reload. */
@@ -314,12 +328,14 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
   let metricsUrl: string | undefined;
   let bootstrapKey: string | undefined;
   try {
+    // On SQLite the holds live in this process: the command line checks who serves the file,
+    // and so does a second gateway, whose start-up recovery would settle this one's requests.
+    const database = describeDatabaseUrl(config.database_url);
+    if (database.dialect === "sqlite") refuseServedSqliteFile(database.location);
     const sandbox = await startSandboxIfNeeded(config, data, env, logger);
     if (sandbox) cleanups.push(sandbox.close);
     const store = await openGatewayStore(config, logger);
     cleanups.push(() => store.close());
-    // On SQLite the holds live in this process: the command line checks who serves the file.
-    const database = describeDatabaseUrl(config.database_url);
     if (database.dialect === "sqlite") {
       const release = claimSqliteFile(database.location);
       cleanups.push(async () => release());
