@@ -380,10 +380,10 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       stableInstanceId: config.billing.instance_id !== undefined,
       instanceTimeoutMs: config.billing.instance_timeout_seconds * 1000,
       staleHoldMs: config.billing.stale_hold_seconds * 1000,
-      retryUnwritten: () => services.billing.retryUnwritten(),
+      retryUnwritten: (retry) => services.billing.retryUnwritten(retry),
       logger,
     });
-    cleanups.push(async () => recovery.stop());
+    cleanups.push(() => recovery.stop());
 
     const lifecycle: Lifecycle = { draining: false };
     const app = buildApp(services, lifecycle);

@@ -87,9 +87,11 @@ export interface BillingService {
   /**
    * Writes again the settlements and releases the store refused (the database away): each
    * request's last closing, a release replacing a settlement that failed before the answer was
-   * delivered. Resolves to how many were written now; called by the periodic in-flight sweep.
+   * delivered. Resolves to how many were written now; called by the periodic in-flight sweep,
+   * and with `final` at shutdown, once no request is under way (no closing can replace another
+   * then, so none waits).
    */
-  retryUnwritten(): Promise<number>;
+  retryUnwritten(options?: { final?: boolean }): Promise<number>;
 }
 
 function usageRecord(input: ReserveInput, usage: Usage, started: number, now: number): UsageRecord {
@@ -155,12 +157,12 @@ export function createLedgerBilling(
     }
   };
   return {
-    async retryUnwritten() {
+    async retryUnwritten(options = {}) {
       let written = 0;
       for (const [requestId, entry] of [...unwritten]) {
         // A refused settlement of an answer that then failed is replaced by its release at once;
         // a retry in between would charge an answer the client never got.
-        if (clock() - entry.refusedAt < RETRY_AFTER_MS) continue;
+        if (!options.final && clock() - entry.refusedAt < RETRY_AFTER_MS) continue;
         try {
           await entry.write();
           // A newer closing of the same request may have replaced this one meanwhile.

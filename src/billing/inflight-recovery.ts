@@ -7,11 +7,16 @@
  *   `billing.instance_timeout_seconds`, by the database's clock (instances' clocks may drift);
  *   this process heartbeats meanwhile, and writes again the settlements and releases of its own
  *   requests that the database refused while it was away.
+ * On either, the closings the database refused (disk full, a lock, the database away) are
+ * written again every few seconds while the process runs, and once more when it stops.
  * Holds without an in-flight row (from before in-flight rows existed) are still released by age
  * (`stale_hold_seconds`); a request under way is never released by age.
  */
 import type { Logger } from "pino";
 import type { BillingStore } from "../store/index.ts";
+
+/** SQLite: how often the closings the database refused are tried again. */
+const SQLITE_REWRITE_MS = 2_000;
 
 export interface RecoveryOptions {
   /** True when no other process writes the database (SQLite). */
@@ -22,7 +27,7 @@ export interface RecoveryOptions {
   instanceTimeoutMs: number;
   staleHoldMs: number;
   /** Writes again the closings the store refused (`BillingService.retryUnwritten`). */
-  retryUnwritten?: () => Promise<number>;
+  retryUnwritten?: (options?: { final?: boolean }) => Promise<number>;
   logger: Logger;
   now?: () => number;
 }
@@ -30,7 +35,7 @@ export interface RecoveryOptions {
 export async function startInflightRecovery(
   store: BillingStore,
   options: RecoveryOptions,
-): Promise<{ stop(): void }> {
+): Promise<{ stop(): Promise<void> }> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   const report = (settled: number, released: number) => {
@@ -38,11 +43,14 @@ export async function startInflightRecovery(
       options.logger.warn({ settled }, "settled requests a stopped gateway left in flight");
     if (released > 0) options.logger.warn({ released }, "released stale billing holds");
   };
-  const sweep = async (first: boolean) => {
-    if (!options.singleProcess) await store.heartbeat(options.instanceId, startedAt);
-    const rewritten = (await options.retryUnwritten?.()) ?? 0;
+  const rewrite = async (final = false) => {
+    const rewritten = (await options.retryUnwritten?.({ final })) ?? 0;
     if (rewritten > 0)
       options.logger.warn({ rewritten }, "wrote settlements the database refused earlier");
+  };
+  const sweep = async (first: boolean) => {
+    if (!options.singleProcess) await store.heartbeat(options.instanceId, startedAt);
+    await rewrite();
     const settled = await store.settleDeadRequests(
       options.singleProcess
         ? { all: true }
@@ -58,15 +66,27 @@ export async function startInflightRecovery(
     report(settled, released);
   };
   await sweep(true);
-  if (options.singleProcess) return { stop() {} };
+  // SQLite: nothing else settles this process's requests, so only the refused closings are
+  // written again; PostgreSQL: the whole sweep, for other instances' requests too.
   const timer = setInterval(
     () => {
-      sweep(false).catch((error: unknown) =>
+      (options.singleProcess ? rewrite() : sweep(false)).catch((error: unknown) =>
         options.logger.error({ err: error }, "in-flight sweep failed"),
       );
     },
-    Math.max(1_000, Math.floor(options.instanceTimeoutMs / 3)),
+    options.singleProcess
+      ? SQLITE_REWRITE_MS
+      : Math.max(1_000, Math.floor(options.instanceTimeoutMs / 3)),
   );
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    // At shutdown, after the last request: what is still refused is written once more, now,
+    // before the database closes (a graceful stop must not leave a charge to the next start).
+    async stop() {
+      clearInterval(timer);
+      await rewrite(true).catch((error: unknown) =>
+        options.logger.error({ err: error }, "writing the refused settlements at shutdown failed"),
+      );
+    },
+  };
 }
