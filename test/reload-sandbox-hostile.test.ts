@@ -50,7 +50,10 @@ describe("reload of the demo adding a vendor whose credential is set", () => {
         fetch(`${gateway.url}/v1/chat/completions`, {
           method: "POST",
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+          body: JSON.stringify({
+            model: "gpt-4o-mini",
+            messages: [{ role: "user", content: "hi" }],
+          }),
         });
       const before = await chat();
       expect(before.status).toBe(200);

@@ -17,7 +17,9 @@ afterEach(() => {
   for (const gateway of children.splice(0)) gateway.child.kill("SIGKILL");
 });
 
-describe("a second `switchyard start` on an SQLite file a live gateway serves", { timeout: 60_000 }, () => {
+describe("a second `switchyard start` on an SQLite file a live gateway serves", {
+  timeout: 60_000,
+}, () => {
   it("is refused, and leaves the live gateway's streams alone", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "switchyard-twice-"));
     const env = {
@@ -58,7 +60,9 @@ describe("a second `switchyard start` on an SQLite file a live gateway serves", 
   });
 });
 
-describe("a mistaken second `switchyard start` on the same port and SQLite file", { timeout: 60_000 }, () => {
+describe("a mistaken second `switchyard start` on the same port and SQLite file", {
+  timeout: 60_000,
+}, () => {
   it("fails on the port without touching the live gateway's requests in flight", async () => {
     const { freePort } = await import("./support/tcp-proxy.ts");
     const cwd = mkdtempSync(join(tmpdir(), "switchyard-twice-port-"));

@@ -58,7 +58,11 @@ async function scenario(first: string, afterSubmit: string, before?: string) {
   const url = database?.url ?? ":memory:";
   writeFileSync(file, configYaml(url, first));
   const env = { SWITCHYARD_CONFIG: file };
-  const gateway: RunningGateway = await startGateway({ env, config: loadConfig({ env }), print: () => {} });
+  const gateway: RunningGateway = await startGateway({
+    env,
+    config: loadConfig({ env }),
+    print: () => {},
+  });
   try {
     if (before !== undefined) {
       writeFileSync(file, configYaml(url, before));
@@ -102,12 +106,19 @@ async function scenario(first: string, afterSubmit: string, before?: string) {
 describe("reload with a video task in flight", () => {
   it("control: a reload that changes nothing about the route lets the task finish", async () => {
     const same = HOUSE_VIDEO("house-video", "wan2.6-t2v");
-    expect(await scenario(same, same)).toEqual({ status: "succeeded", billing: "settled", cost: 500_000 });
+    expect(await scenario(same, same)).toEqual({
+      status: "succeeded",
+      billing: "settled",
+      cost: 500_000,
+    });
   }, 30_000);
 
   it("a reload that moves the model to another upstream model still follows the submitted task", async () => {
     expect(
-      await scenario(HOUSE_VIDEO("house-video", "wan2.6-t2v"), HOUSE_VIDEO("house-video", "wan2.5-t2v-preview")),
+      await scenario(
+        HOUSE_VIDEO("house-video", "wan2.6-t2v"),
+        HOUSE_VIDEO("house-video", "wan2.5-t2v-preview"),
+      ),
     ).toEqual({ status: "succeeded", billing: "settled", cost: 500_000 });
   }, 30_000);
 
