@@ -5,6 +5,7 @@
  * work directly on the configured database. Exit codes: see `exit.ts`.
  */
 import { readFileSync } from "node:fs";
+import { constants } from "node:os";
 import { parseArgs } from "node:util";
 import { describeListenError } from "../ops/listen-error.ts";
 import { EXIT, endQuietlyOnBrokenPipe, exitCodeOf, usage } from "./exit.ts";
@@ -47,11 +48,17 @@ async function runStart(args: string[]): Promise<number> {
     }
   }
   // Listen for signals before starting, so a signal that arrives during start-up (or right after
-  // the banner) is handled once the gateway is up instead of killing the process.
+  // the banner) is handled once the gateway is up instead of killing the process: the first stop
+  // signal stops the gateway as soon as it is up (a start-up that fails exits anyway). A start-up
+  // can take long (it waits for its database), so a third stop signal stops the process at once,
+  // as it does a running gateway.
   const pending: NodeJS.Signals[] = [];
-  let onSignal: (signal: NodeJS.Signals) => void = (signal) => pending.push(signal);
-  const listener = (signal: NodeJS.Signals) => onSignal(signal);
   const stopSignals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
+    pending.push(signal);
+    if (pending.filter((each) => each !== "SIGHUP").length >= 3) stopAtOnce(signal);
+  };
+  const listener = (signal: NodeJS.Signals) => onSignal(signal);
   const stopListening = workers.isWorker() ? workers.listenToPrimary(listener) : () => {};
   if (!workers.isWorker())
     for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
@@ -83,6 +90,12 @@ async function runStart(args: string[]): Promise<number> {
   stopListening();
   if (workers.isWorker()) process.disconnect?.();
   return EXIT.ok;
+}
+
+/** A third stop signal while starting: exits at once, 128 + the signal's number (130 for SIGINT). */
+function stopAtOnce(signal: NodeJS.Signals): never {
+  process.stderr.write(`third stop signal (${signal}) while starting: stopping at once\n`);
+  process.exit(128 + (constants.signals[signal] ?? constants.signals.SIGTERM));
 }
 
 /** One of the `--workers` processes: its own instance id, no banner (the primary prints it). */

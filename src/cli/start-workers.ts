@@ -14,6 +14,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
 import type { Config } from "../config/index.ts";
+import { deriveConfig } from "../ops/reload.ts";
 import { describeDatabaseUrl } from "../store/index.ts";
 import { EXIT, usage } from "./exit.ts";
 
@@ -109,7 +110,12 @@ export async function runPrimary(
       alive.delete(index);
       listening.delete(index);
       if (stopping) {
-        if (code !== 0 && code !== null) exitCode = EXIT.failure;
+        // A worker killed by a signal (code null: the OOM killer, a kill -9) did not drain
+        // cleanly either: its requests were cut without their settlement.
+        if (code !== 0) {
+          exitCode = EXIT.failure;
+          logger.error({ worker: index, code, signal }, "worker did not stop cleanly");
+        }
         if (alive.size === 0) done(exitCode);
         return;
       }
@@ -165,12 +171,17 @@ export async function runPrimary(
   return code;
 }
 
-/** In a worker: the configuration with this worker's own instance id. */
+/**
+ * In a worker: the configuration with this worker's own instance id. A reload derives the
+ * configuration it reads the same way, so the suffix is not a change that takes a restart.
+ */
 export function workerConfig(config: Config, index: number): Config {
-  const id = config.billing.instance_id;
-  return id === undefined
-    ? config
-    : { ...config, billing: { ...config.billing, instance_id: `${id}-w${index}` } };
+  return deriveConfig(config, (read) => {
+    const id = read.billing.instance_id;
+    return id === undefined
+      ? read
+      : { ...read, billing: { ...read.billing, instance_id: `${id}-w${index}` } };
+  });
 }
 
 /** A signal the primary passes on to its workers. */

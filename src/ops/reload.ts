@@ -34,6 +34,23 @@ export interface ReloadOutcome {
   needsRestart: string[];
 }
 
+/**
+ * How a process derived the configuration it runs with from the one it read (a `--workers`
+ * worker's own `billing.instance_id`), by the derived configuration.
+ */
+const derivations = new WeakMap<Config, (read: Config) => Config>();
+
+/**
+ * `derive(config)`, remembered with the result: a reload of a gateway running with it derives
+ * the configuration it reads again the same way, so a setting the process derives itself is not
+ * reported as changed (needing a restart) on every reload.
+ */
+export function deriveConfig(config: Config, derive: (read: Config) => Config): Config {
+  const derived = derive(config);
+  derivations.set(derived, derive);
+  return derived;
+}
+
 /** The settings applied by a reload; every other one takes a restart. */
 const RELOADABLE = new Set(["catalog", "model_aliases", "limits", "log_level"]);
 
@@ -144,7 +161,8 @@ export function createReloader(target: ReloadTarget): {
       let nextData: CatalogData;
       let nextCatalog: Catalog;
       try {
-        next = target.readConfig();
+        const read = target.readConfig();
+        next = derivations.get(current)?.(read) ?? read;
         // Only the reloadable settings are taken; the rest keep their running values.
         const merged: Config = {
           ...current,

@@ -121,6 +121,8 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<Array<Promise<void>>> | undefined;
   let stopped = false;
+  /** Aborted by stop(): a vendor call that hangs must not hold up the shutdown. */
+  const halt = new AbortController();
   /** Webhook attempts under way, by task id. */
   const sending = new Map<string, Promise<void>>();
 
@@ -208,6 +210,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       const state = await model.poll({
         upstreamModel: task.upstreamModel,
         providerTaskId: task.providerTaskId,
+        abortSignal: halt.signal,
       });
       if (FINAL_VIDEO_STATUSES.has(state.status)) {
         await finishWith(task, {
@@ -229,6 +232,12 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
         nextPollAt: clock() + delay,
       });
     } catch (error) {
+      if (halt.signal.aborted) {
+        // Cut short by the shutdown: nothing is known of the task, so only its next poll moves
+        // (this instance or another asks again later); no failure is recorded.
+        await later(delay);
+        return;
+      }
       const retryAfterMs = UpstreamError.isInstance(error)
         ? (error.retryAfterSeconds ?? 0) * 1000
         : 0;
@@ -277,12 +286,13 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     // next tick; it must not hold up the settlements, polls and webhooks of every other task.
     for (const task of await store.listFinalizingVideoTasks(options.batchSize))
       await settle(task).catch((error: unknown) => logFailure(task, error));
+    if (stopped) return [];
     const due = await store.claimDueVideoTasks(clock(), owner, options.leaseMs, options.batchSize);
     await Promise.all(
       due.map((task) => pollOne(task).catch((error: unknown) => logFailure(task, error))),
     );
     const room = options.batchSize - sending.size;
-    if (room <= 0) return [];
+    if (room <= 0 || stopped) return [];
     const lease = options.webhookLeaseMs ?? options.leaseMs;
     return startDeliveries(await store.claimDueWebhooks(clock(), owner, lease, room));
   }
@@ -360,6 +370,7 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      halt.abort();
       await running;
       await Promise.all(sending.values());
     },
