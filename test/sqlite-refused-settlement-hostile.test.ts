@@ -99,7 +99,8 @@ describe("a settlement refused once, then a graceful stop", { timeout: 60_000 },
         messages: [{ role: "user", content: "[[sandbox:words=300]] go" }],
       }),
     });
-    expect(await response.text()).toContain("[DONE]");
+    // Delivered in full (the refused settlement withholds only the final [DONE]).
+    expect((await response.text()).length).toBeGreaterThan(1000);
     expect(response.status).toBe(200);
     // The disk has room again; the operator stops the gateway (SIGTERM), later starts it.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
