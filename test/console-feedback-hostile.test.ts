@@ -3,35 +3,15 @@
  * announced error), not shown a success or an empty form.
  */
 import { readFileSync } from "node:fs";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { accountWithPassword, logIn, newApiKey } from "./support/console-accounts.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
-const PASSWORD = "a long enough password";
-
-async function accountWithPassword(gateway: TestGateway) {
-  const email = `user-${Math.random().toString(36).slice(2)}@example.com`;
-  const created = await gateway.request("/v1/admin/accounts", {
-    key: gateway.adminKey,
-    json: { email, password: PASSWORD, role: "user", balance_micros: 50_000_000 },
-  });
-  expect(created.status).toBe(201);
-  const id = ((await created.json()) as { id: string }).id;
-  const key = await gateway.request(`/v1/admin/accounts/${id}/keys`, {
-    key: gateway.adminKey,
-    json: { name: "api" },
-  });
-  expect(key.status).toBe(201);
-  return { email, id, key: ((await key.json()) as { key: string }).key };
-}
-
-async function logIn(page: Page, gateway: TestGateway, email: string) {
-  await page.goto(`${gateway.url}/console/login`);
-  await page.getByLabel("Email", { exact: true }).fill(email);
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Balance" }).waitFor();
+/** A user with a password, 50 USD and an API key. */
+async function userWithKey(gateway: TestGateway) {
+  const user = await accountWithPassword(gateway, "user", { balanceMicros: 50_000_000 });
+  return { ...user, key: await newApiKey(gateway, user.id) };
 }
 
 describe.skipIf(chromiumMissing !== undefined)("console: failures shown", () => {
@@ -50,7 +30,7 @@ describe.skipIf(chromiumMissing !== undefined)("console: failures shown", () => 
   it("does not silently save only the on-screen rows as the export when the export request fails", {
     timeout: 120_000,
   }, async () => {
-    const user = await accountWithPassword(gateway);
+    const user = await userWithKey(gateway);
     // 101 requests in range: more than the 100 the page shows.
     for (let i = 0; i < 101; i++) {
       const chat = await gateway.request("/v1/chat/completions", {
@@ -92,7 +72,7 @@ describe.skipIf(chromiumMissing !== undefined)("console: failures shown", () => 
   it("tells the user when the playground cannot load the model list", {
     timeout: 60_000,
   }, async () => {
-    const user = await accountWithPassword(gateway);
+    const user = await userWithKey(gateway);
     await browser.context.clearCookies();
     const page = await browser.newPage();
     await logIn(page, gateway, user.email);

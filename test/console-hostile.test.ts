@@ -4,21 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { accountWithPassword, PASSWORD } from "./support/console-accounts.ts";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
-const PASSWORD = "a long enough password";
 let counter = 0;
 const uniqueEmail = (name: string) => `${name}-${++counter}-${Date.now()}@example.com`;
-
-async function accountWithPassword(gateway: TestGateway, name: string, role: "user" | "admin") {
-  const email = uniqueEmail(name);
-  const created = await gateway.request("/v1/admin/accounts", {
-    key: gateway.adminKey,
-    json: { email, password: PASSWORD, role, balance_micros: 5_000_000 },
-  });
-  expect(created.status).toBe(201);
-  return { email, id: ((await created.json()) as { id: string }).id };
-}
 
 /** Splits one CSV line (RFC 4180 quoting) into its unquoted cells. */
 function csvCells(line: string): string[] {
@@ -80,7 +70,7 @@ describe("console, hostile: HTTP", () => {
   });
 
   it("refuses an admin's login session on /metrics (an admin key or the scrape token only)", async () => {
-    const admin = await accountWithPassword(gateway, "ops", "admin");
+    const admin = await accountWithPassword(gateway, "admin", { email: uniqueEmail("ops") });
     const login = await gateway.request("/v1/account/login", {
       json: { email: admin.email, password: PASSWORD },
     });
@@ -111,8 +101,8 @@ describe.skipIf(chromiumMissing !== undefined)("console, hostile: browser", () =
   it("forgets the previous account's key secrets when its session ends and another account logs in", {
     timeout: 120_000,
   }, async () => {
-    const alice = await accountWithPassword(gateway, "alice", "user");
-    const bob = await accountWithPassword(gateway, "bob", "user");
+    const alice = await accountWithPassword(gateway, "user", { email: uniqueEmail("alice") });
+    const bob = await accountWithPassword(gateway, "user", { email: uniqueEmail("bob") });
     const page = await browser.newPage();
     const logIn = async (email: string) => {
       await page.getByLabel("Email", { exact: true }).fill(email);

@@ -6,27 +6,8 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { accountWithPassword, logIn } from "./support/console-accounts.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-
-const PASSWORD = "a long enough password";
-
-async function accountWithPassword(gateway: TestGateway, role: "user" | "admin") {
-  const email = `${role}-${Math.random().toString(36).slice(2)}@example.com`;
-  const created = await gateway.request("/v1/admin/accounts", {
-    key: gateway.adminKey,
-    json: { email, password: PASSWORD, role, balance_micros: 5_000_000 },
-  });
-  expect(created.status).toBe(201);
-  return { email, id: ((await created.json()) as { id: string }).id };
-}
-
-async function logIn(page: Page, gateway: TestGateway, email: string) {
-  await page.goto(`${gateway.url}/console/login`);
-  await page.getByLabel("Email", { exact: true }).fill(email);
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Balance" }).waitFor();
-}
 
 async function open(page: Page, label: string, title: string) {
   await page.getByRole("link", { name: label, exact: true }).click();

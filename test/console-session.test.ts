@@ -5,24 +5,11 @@
  * never calls a model; logout ends it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountWithPassword, PASSWORD } from "./support/console-accounts.ts";
 import { expectGatewayError, expectInvalidKey } from "./support/expect-error.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
-const PASSWORD = "a long enough password";
 const CONSOLE = { "x-switchyard-console": "1" };
-
-let counter = 0;
-const uniqueEmail = () => `console-${++counter}-${Date.now()}@example.com`;
-
-async function accountWithPassword(gateway: TestGateway, role: "user" | "admin") {
-  const email = uniqueEmail();
-  const created = await gateway.request("/v1/admin/accounts", {
-    key: gateway.adminKey,
-    json: { email, password: PASSWORD, role, balance_micros: 5_000_000 },
-  });
-  expect(created.status).toBe(201);
-  return { email, id: ((await created.json()) as { id: string }).id };
-}
 
 /** Logs in for a cookie; returns the `name=value` pair and the whole Set-Cookie header. */
 async function cookieLogin(gateway: TestGateway, email: string, headers: HeadersInit = {}) {

@@ -4,20 +4,11 @@
  * labelled, sent as UTC midnights, "today" being today in UTC) and each request's time is shown
  * in UTC, so a request always shows under the day the range and the charts count it in.
  */
-import type { Page, Request } from "playwright-core";
+import type { Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { accountWithPassword, logIn, newApiKey } from "./support/console-accounts.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-
-const PASSWORD = "a long enough password";
-
-async function logIn(page: Page, gateway: TestGateway, email: string) {
-  await page.goto(`${gateway.url}/console/login`);
-  await page.getByLabel("Email", { exact: true }).fill(email);
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Balance" }).waitFor();
-}
 
 function utcDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
@@ -40,20 +31,12 @@ describe.skipIf(chromiumMissing !== undefined)("console: usage dates in one time
     it(`keeps the range, the request times and the charts in UTC days (browser in ${timezoneId})`, {
       timeout: 60_000,
     }, async () => {
-      const email = `user-${Math.random().toString(36).slice(2)}@example.com`;
-      const created = await gateway.request("/v1/admin/accounts", {
-        key: gateway.adminKey,
-        json: { email, password: PASSWORD, role: "user", balance_micros: 50_000_000 },
+      const { email, id } = await accountWithPassword(gateway, "user", {
+        balanceMicros: 50_000_000,
       });
-      expect(created.status).toBe(201);
-      const id = ((await created.json()) as { id: string }).id;
-      const key = await gateway.request(`/v1/admin/accounts/${id}/keys`, {
-        key: gateway.adminKey,
-        json: { name: "api" },
-      });
-      expect(key.status).toBe(201);
+      const apiKey = await newApiKey(gateway, id);
       const chat = await gateway.request("/v1/chat/completions", {
-        key: ((await key.json()) as { key: string }).key,
+        key: apiKey,
         json: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
       });
       expect(chat.status).toBe(200);

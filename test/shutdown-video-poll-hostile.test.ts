@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import { xaiVideoModel } from "./support/vendor-models.ts";
 
 describe("SIGTERM while a video poll hangs at the vendor", { timeout: 60_000 }, () => {
   let gateway: TestGateway | undefined;
@@ -37,25 +38,7 @@ describe("SIGTERM while a video poll hangs at the vendor", { timeout: 60_000 }, 
         upstream: { first_byte_timeout_ms: 25_000 },
         tasks: { tick_ms: 50, poll_min_interval_ms: 50, poll_max_interval_ms: 500 },
         catalog: {
-          models: [
-            {
-              id: "slow-video",
-              endpoint: "video",
-              family: "gen-video",
-              display_name: "Video on a vendor whose polls hang",
-              owned_by: "self-hosted",
-              capabilities: {
-                resolutions: ["480p"],
-                durations: [1, 2, 3],
-                aspect_ratios: ["16:9"],
-                video_input: "t2v+i2v",
-              },
-              pricing: { per_video_second: { "480p": 50_000 } },
-              routes: [
-                { vendor: "hanging", adapter: "xai-video", base_url: url, upstream_model: "g" },
-              ],
-            },
-          ],
+          models: [xaiVideoModel("slow-video", url, { perSecond: 50_000 })],
         },
       },
     });

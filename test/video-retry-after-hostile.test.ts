@@ -14,6 +14,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { xaiVideoModel } from "./support/vendor-models.ts";
 
 describe("video task polled with a huge Retry-After", () => {
   let gateway: TestGateway;
@@ -43,25 +44,7 @@ describe("video task polled with a huge Retry-After", () => {
           max_age_seconds: 10,
         },
         catalog: {
-          models: [
-            {
-              id: "throttled-video",
-              endpoint: "video",
-              family: "gen-video",
-              display_name: "Video on a vendor that throttles polls",
-              owned_by: "self-hosted",
-              capabilities: {
-                resolutions: ["480p"],
-                durations: [1, 2, 3],
-                aspect_ratios: ["16:9"],
-                video_input: "t2v+i2v",
-              },
-              pricing: { per_video_second: { "480p": 50_000 } },
-              routes: [
-                { vendor: "throttled", adapter: "xai-video", base_url: url, upstream_model: "g" },
-              ],
-            },
-          ],
+          models: [xaiVideoModel("throttled-video", url, { perSecond: 50_000 })],
         },
       },
     });

@@ -14,6 +14,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { xaiVideoModel } from "./support/vendor-models.ts";
 
 const PER_SECOND = 50_000;
 
@@ -50,25 +51,7 @@ describe("video submission slower than tasks.submit_grace_seconds", () => {
           submit_grace_seconds: 1,
         },
         catalog: {
-          models: [
-            {
-              id: "slow-video",
-              endpoint: "video",
-              family: "gen-video",
-              display_name: "Video on a vendor slow to acknowledge",
-              owned_by: "self-hosted",
-              capabilities: {
-                resolutions: ["480p"],
-                durations: [1, 2, 3],
-                aspect_ratios: ["16:9"],
-                video_input: "t2v+i2v",
-              },
-              pricing: { per_video_second: { "480p": PER_SECOND } },
-              routes: [
-                { vendor: "slow", adapter: "xai-video", base_url: url, upstream_model: "g" },
-              ],
-            },
-          ],
+          models: [xaiVideoModel("slow-video", url, { perSecond: PER_SECOND })],
         },
       },
     });

@@ -15,6 +15,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { xaiVideoModel } from "./support/vendor-models.ts";
 
 const PER_SECOND = 50_000;
 
@@ -47,28 +48,11 @@ describe("video task: vendor reports fractional seconds / progress", () => {
         tasks: { tick_ms: 20, poll_min_interval_ms: 20, poll_max_interval_ms: 100 },
         catalog: {
           models: [
-            {
-              id: "rogue-video",
-              endpoint: "video",
-              family: "gen-video",
-              display_name: "Video on a vendor with fractional numbers",
-              owned_by: "self-hosted",
-              capabilities: {
-                resolutions: ["480p"],
-                durations: [1, 2, 3, 4, 5, 6],
-                aspect_ratios: ["16:9"],
-                video_input: "t2v+i2v",
-              },
-              pricing: { per_video_second: { "480p": PER_SECOND } },
-              routes: [
-                {
-                  vendor: "rogue",
-                  adapter: "xai-video",
-                  base_url: url,
-                  upstream_model: "grok-imagine-video",
-                },
-              ],
-            },
+            xaiVideoModel("rogue-video", url, {
+              perSecond: PER_SECOND,
+              durations: [1, 2, 3, 4, 5, 6],
+              upstreamModel: "grok-imagine-video",
+            }),
           ],
         },
       },

@@ -70,3 +70,36 @@ export function dashScopeSpeechModel(id: string, baseUrl: string, per10kCharacte
     ],
   };
 }
+
+/**
+ * A Grok-Imagine-style video model (`xai-video` adapter) whose one route is a test's own vendor
+ * at `baseUrl`: 480p, 16:9, priced `perSecond` micro-USD a second of video.
+ */
+export function xaiVideoModel(
+  id: string,
+  baseUrl: string,
+  options: { perSecond: number; durations?: number[]; upstreamModel?: string },
+) {
+  return {
+    id,
+    endpoint: "video",
+    family: "gen-video",
+    display_name: `Video on a test's own vendor (${id})`,
+    owned_by: "self-hosted",
+    capabilities: {
+      resolutions: ["480p"],
+      durations: options.durations ?? [1, 2, 3],
+      aspect_ratios: ["16:9"],
+      video_input: "t2v+i2v",
+    },
+    pricing: { per_video_second: { "480p": options.perSecond } },
+    routes: [
+      {
+        vendor: "test-vendor",
+        adapter: "xai-video",
+        base_url: baseUrl,
+        upstream_model: options.upstreamModel ?? "g",
+      },
+    ],
+  };
+}
