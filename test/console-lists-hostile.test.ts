@@ -14,14 +14,25 @@ async function open(page: Page, label: string, title: string) {
   await page.getByRole("heading", { level: 1, name: title }).waitFor();
 }
 
-/** True once `row` shows, following any "Load more" the page offers. */
+/**
+ * True once `row` shows, following any "Load more" the page offers. Each step waits for what the
+ * list shows (the row, or the button), not for the network: a page's load state is reached once
+ * and stays reached, so it says nothing of the list's own requests under a slow machine.
+ */
 async function reachable(page: Page, row: ReturnType<Page["getByRole"]>): Promise<boolean> {
   const more = page.getByRole("button", { name: "Load more" });
+  const rows = page.getByRole("row");
   for (let round = 0; round < 10; round++) {
-    await page.waitForLoadState("networkidle");
+    await row
+      .or(more)
+      .first()
+      .waitFor({ timeout: 15_000 })
+      .catch(() => {});
     if ((await row.count()) > 0) return true;
     if ((await more.count()) === 0) return false;
+    const shown = await rows.count();
     await more.click();
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBeGreaterThan(shown);
   }
   return (await row.count()) > 0;
 }

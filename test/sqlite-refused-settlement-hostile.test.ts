@@ -6,7 +6,12 @@
  * in-flight row's floor for a stream delivered in full).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  createUser,
+  startTestGateway,
+  TEST_BACKEND,
+  type TestGateway,
+} from "./support/gateway-harness.ts";
 
 let gateway: TestGateway | undefined;
 afterEach(async () => {
@@ -14,46 +19,52 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-describe("a settlement SQLite refused once", { timeout: 30_000 }, () => {
-  it("is written again once the database takes writes again (the hold does not stay open)", async () => {
-    gateway = await startTestGateway();
-    const user = await createUser(gateway, { balanceMicros: 5_000_000 });
-    const store = gateway.services.store as unknown as {
-      settle: (...args: unknown[]) => Promise<unknown>;
-    };
-    const original = store.settle.bind(store);
-    let refusals = 2; // the service retries the write once at once
-    store.settle = async (...args: unknown[]) => {
-      if (refusals > 0) {
-        refusals -= 1;
-        throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-      }
-      return original(...args);
-    };
-    const response = await gateway.request("/v1/chat/completions", {
-      key: user.key,
-      json: {
-        model: "gpt-4o-mini",
-        stream: true,
-        max_tokens: 32,
-        messages: [{ role: "user", content: "hello there" }],
-      },
+// The test gateway's own store (SQLite unless the run is on PostgreSQL, whose sweep has its own
+// cadence: test/store-outage.test.ts).
+describe.skipIf(TEST_BACKEND === "postgres")(
+  "a settlement SQLite refused once",
+  { timeout: 30_000 },
+  () => {
+    it("is written again once the database takes writes again (the hold does not stay open)", async () => {
+      gateway = await startTestGateway();
+      const user = await createUser(gateway, { balanceMicros: 5_000_000 });
+      const store = gateway.services.store as unknown as {
+        settle: (...args: unknown[]) => Promise<unknown>;
+      };
+      const original = store.settle.bind(store);
+      let refusals = 2; // the service retries the write once at once
+      store.settle = async (...args: unknown[]) => {
+        if (refusals > 0) {
+          refusals -= 1;
+          throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        }
+        return original(...args);
+      };
+      const response = await gateway.request("/v1/chat/completions", {
+        key: user.key,
+        json: {
+          model: "gpt-4o-mini",
+          stream: true,
+          max_tokens: 32,
+          messages: [{ role: "user", content: "hello there" }],
+        },
+      });
+      const text = await response.text();
+      expect(response.status).toBe(200);
+      expect(refusals).toBe(0);
+      // The disk has room again: the next rewrite (every 2 s, a refusal at least 1 s old) writes it.
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      const balance = (await (
+        await gateway.request("/v1/account/balance", { key: user.key })
+      ).json()) as { balance_micros: number; held_micros: number };
+      // Either charged (delivered) or released; an open hold with no end is neither.
+      expect({ held: balance.held_micros, streamText: text.length > 0 }).toEqual({
+        held: 0,
+        streamText: true,
+      });
     });
-    const text = await response.text();
-    expect(response.status).toBe(200);
-    expect(refusals).toBe(0);
-    // The disk has room again: the next rewrite (every 2 s, a refusal at least 1 s old) writes it.
-    await new Promise((resolve) => setTimeout(resolve, 4_500));
-    const balance = (await (
-      await gateway.request("/v1/account/balance", { key: user.key })
-    ).json()) as { balance_micros: number; held_micros: number };
-    // Either charged (delivered) or released; an open hold with no end is neither.
-    expect({ held: balance.held_micros, streamText: text.length > 0 }).toEqual({
-      held: 0,
-      streamText: true,
-    });
-  });
-});
+  },
+);
 
 describe("a settlement refused once, then a graceful stop", { timeout: 60_000 }, () => {
   it("is written before the database closes (or at the next start), not lost", async () => {

@@ -1,10 +1,10 @@
 /**
  * @module core/deliver
  * Delivers a long result (a stream of events or of bytes) through a transport's sink and makes
- * the money right however the delivery ends: the request was made durable before the result was
- * handed over (`core/model-call`), checkpoints record what was delivered while it runs, and at
- * the end what was delivered is settled (also when the client went away or the upstream broke)
- * or, when nothing was, the hold is released. The HTTP layer's sink writes SSE or raw bytes; the MCP layer's collects.
+ * the money right however the delivery ends: the request is made durable before its first byte,
+ * checkpoints record what was delivered while it runs, and at the end what was delivered is
+ * settled (also when the client went away or the upstream broke) or, when nothing was, the hold
+ * is released. The HTTP layer's sink writes SSE or raw bytes; the MCP layer's collects.
  */
 import type { Logger } from "pino";
 import type { SettleDetails, Settlement } from "../billing/index.ts";
@@ -34,6 +34,8 @@ export interface DeliveryControl {
   checkpoint(usage: Usage): Promise<void>;
   /** True once the request was settled (a stream that ran to its end settles itself). */
   settled(): boolean;
+  /** Makes the request durable before its first byte goes out (a crash then settles it). */
+  beginDelivery(): Promise<void>;
   /** How often a checkpoint is written (0: never). */
   checkpointMs: number;
 }
@@ -54,6 +56,13 @@ export async function deliverLongResult(
   else control.signal.addEventListener("abort", onClientGone, { once: true });
   const checkpoints = startCheckpoints(result, control, (error) => stop.abort(error));
   try {
+    // A database that refuses the request's in-flight row fails it before its first byte,
+    // charged nothing (released below), rather than delivering an answer a crash would then
+    // make free.
+    await control.beginDelivery().catch((error: unknown) => {
+      logger.error({ err: error, requestId }, "in-flight record failed");
+      throw error;
+    });
     sink.open(result);
     opened = true;
     await sink.pump(result, stop.signal);

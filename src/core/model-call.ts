@@ -236,13 +236,6 @@ async function runModelCall<S extends TSchema>(
       return { ...head, kind: "json", body, costMicros: charged.costMicros };
     }
     const held = reservation!;
-    // Durable before the first byte: from here a crash settles the request at what it had
-    // delivered. A database that refuses the in-flight row fails the request now, charged
-    // nothing, rather than delivering an answer a crash would then make free.
-    await held.beginDelivery().catch((error: unknown) => {
-      services.logger.error({ err: error, requestId }, "in-flight record failed");
-      throw new GatewayError("store_unavailable", {}, { cause: error });
-    });
     return {
       ...head,
       kind: "long",
@@ -257,6 +250,7 @@ async function runModelCall<S extends TSchema>(
           settle,
           release: (reason) => held.release(reason),
           checkpoint: (usage) => held.checkpoint(usage),
+          beginDelivery: () => held.beginDelivery(),
           settled: () => settlement !== undefined,
           checkpointMs: services.config.billing.checkpoint_seconds * 1000,
         });
