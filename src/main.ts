@@ -2,25 +2,19 @@
  * @module main
  * The composition root: reads configuration, starts the sandbox when it is to serve every vendor
  * (`sandbox.mode: always`, or `auto` with no credential set), opens the database (waiting for it
- * to come up), builds the concrete services (with its parts in `src/main/`), bootstraps the first
- * admin, and starts the HTTP server with a graceful drain and a SIGHUP reload. Nothing else
+ * to come up), builds the concrete services (with its parts and start-up steps in `src/main/`),
+ * bootstraps the first admin, and starts the HTTP server with a graceful drain and a SIGHUP reload. Nothing else
  * builds concrete services.
  */
 import { existsSync } from "node:fs";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { FastifyInstance } from "fastify";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { buildApp } from "./app.ts";
 import { type Authenticator, createAttemptLimiter, createAuthenticator } from "./auth/index.ts";
 import { createLedgerBilling, startInflightRecovery, warmTokenizer } from "./billing/index.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";
-import {
-  Catalog,
-  type CatalogData,
-  loadCatalogData,
-  routingBanner,
-  sandboxServesAll,
-} from "./catalog/index.ts";
+import { type CatalogData, routingBanner } from "./catalog/index.ts";
 import { type Config, configFilePath, loadConfig } from "./config/index.ts";
 import { quotaDefaults } from "./core/quota-defaults.ts";
 import type { Services } from "./core/services.ts";
@@ -35,6 +29,14 @@ import {
   webhookDispatcher,
   webhookLeaseMs,
 } from "./main/build-parts.ts";
+import {
+  buildCatalog,
+  createLogger,
+  loadCatalogFor,
+  refuseServedSqliteFile,
+  reloadCatalogBuilder,
+  startSandboxIfNeeded,
+} from "./main/start-up.ts";
 import {
   applyChange,
   type ChangeEvent,
@@ -55,10 +57,11 @@ import {
   type RedisConnection,
   randomBase62,
   type Store,
-  sqliteFileOwner,
 } from "./store/index.ts";
 import { createBudgetAlerts, taskModels } from "./tasks/index.ts";
 import { type GatewayTracer, startMetricsListener } from "./telemetry/index.ts";
+
+export { createLogger, prepareDatabase, startSharedSandbox } from "./main/start-up.ts";
 
 export interface RunningGateway {
   url: string;
@@ -86,68 +89,6 @@ export interface StartOptions {
   print?: (line: string) => void;
   /** Spans go here instead of to `tracing.endpoint`, and tracing is on (tests). */
   spanExporter?: SpanExporter;
-}
-
-async function startSandboxIfNeeded(
-  config: Config,
-  data: CatalogData,
-  env: Record<string, string | undefined>,
-  logger: Logger,
-) {
-  // `auto` is the demo only while no credential is set; `always` simulates everything.
-  if (!sandboxServesAll(data, env, config.sandbox.mode)) return undefined;
-  if (config.sandbox.url)
-    return { url: config.sandbox.url.replace(/\/$/, ""), close: async () => {} };
-  // The sandbox is a separate server; only this composition root starts it, and only on demand.
-  // It runs in a worker thread, so no request to it can stall this process's event loop.
-  const { startSandboxIsolated } = await import("./sandbox/isolated.ts");
-  const sandbox = await startSandboxIsolated({
-    host: "127.0.0.1",
-    port: 0,
-    onWorkerExit: ({ exitCode, error, restarted }) =>
-      logger.error({ exitCode, err: error, restarted }, "sandbox worker exited"),
-  });
-  return { url: sandbox.url, close: sandbox.close };
-}
-
-/**
- * Refuses to start on an SQLite file another live gateway serves: its start-up recovery would
- * settle that gateway's requests in flight and release their holds, and each process would hold
- * money the other cannot see.
- */
-function refuseServedSqliteFile(location: string): void {
-  const owner = sqliteFileOwner(location);
-  if (owner === undefined || owner === process.pid) return;
-  throw new Error(
-    `The SQLite database ${location} is served by a running gateway (pid ${owner}): one file serves one gateway. Stop it first (or, if no such gateway runs, remove ${location}.gateway).`,
-  );
-}
-
-/** The catalog as `config` routes it; at start-up and on a reload. */
-function buildCatalog(
-  config: Config,
-  data: CatalogData,
-  env: Record<string, string | undefined>,
-  sandboxUrl: string | undefined,
-): Catalog {
-  return new Catalog(data, {
-    env,
-    sandboxUrl,
-    sandboxMode: config.sandbox.mode,
-    modelAliases: config.model_aliases,
-    // Decided when the gateway started, which started the sandbox or not: a reload whose catalog
-    // names a credential that happens to be set does not turn the demo into real routing (nor
-    // the reverse); credentials and `sandbox.*` take a restart.
-    sandboxServesAll: sandboxUrl !== undefined,
-  });
-}
-
-function loadCatalogFor(config: Config): CatalogData {
-  return loadCatalogData({
-    extraFiles: config.catalog.files,
-    extraVendors: config.catalog.vendors,
-    extraModels: config.catalog.models,
-  });
 }
 
 export async function buildServices(
@@ -260,48 +201,6 @@ export async function buildServices(
       circuitStateGauge(live.routeHealth, () => catalogRoutes(live.catalog.list())),
     );
   return services;
-}
-
-/** The process's logger: JSON lines (on stdout unless told otherwise) with ISO 8601 times. */
-export function createLogger(
-  level: Config["log_level"],
-  destination?: pino.DestinationStream,
-): Logger {
-  const options = { level, timestamp: pino.stdTimeFunctions.isoTime };
-  return destination ? pino(options, destination) : pino(options);
-}
-
-/**
- * The sandbox for workers to share (one video task store, one set of faults), when it is to
- * serve; started by the primary of `start --workers`.
- */
-export function startSharedSandbox(
-  config: Config,
-  env: Record<string, string | undefined>,
-  logger: Logger,
-) {
-  return startSandboxIfNeeded(config, loadCatalogFor(config), env, logger);
-}
-
-/**
- * Opens (and so migrates) the database and creates the first admin on an empty one, returning
- * its key; for a primary that starts workers, so they never race for it.
- */
-export async function prepareDatabase(
-  config: Config,
-  env: Record<string, string | undefined>,
-  logger: Logger,
-): Promise<string | undefined> {
-  const store = await openGatewayStore(config, logger);
-  try {
-    return await bootstrapAdmin(
-      store,
-      env.SWITCHYARD_ADMIN_KEY,
-      config.billing.bootstrap_credit_micros,
-    );
-  } finally {
-    await store.close();
-  }
 }
 
 export async function startGateway(options: StartOptions = {}): Promise<RunningGateway> {
@@ -480,15 +379,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     // A file the gateway started from that is gone is a reload that fails, not all defaults.
     readConfig: () => loadConfig({ env, requireFile: startedFromFile }),
     loadCatalog: loadCatalogFor,
-    buildCatalog: (next, nextData) => {
-      const servesAll = started.sandboxUrl !== undefined;
-      if (sandboxServesAll(nextData, env, next.sandbox.mode) !== servesAll)
-        logger.warn(
-          { sandboxServesAll: servesAll },
-          "the reloaded catalog's credentials would change whether the sandbox serves every route; that takes a restart, until which it stays as it was",
-        );
-      return buildCatalog(next, nextData, env, started.sandboxUrl);
-    },
+    buildCatalog: reloadCatalogBuilder(env, started.sandboxUrl, logger),
     loggers: [logger, app.log as unknown as Logger],
   });
   changes.onEvent = applyChange({
