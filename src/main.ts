@@ -89,6 +89,11 @@ export interface StartOptions {
   print?: (line: string) => void;
   /** Spans go here instead of to `tracing.endpoint`, and tracing is on (tests). */
   spanExporter?: SpanExporter;
+  /**
+   * A stop signal during start-up: the wait for the database ends at once, and the start fails
+   * with `StoppedWhileWaiting` (the command line exits 0).
+   */
+  stop?: AbortSignal;
 }
 
 export async function buildServices(
@@ -233,7 +238,7 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
     if (database.dialect === "sqlite") refuseServedSqliteFile(database.location);
     const sandbox = await startSandboxIfNeeded(config, data, env, logger);
     if (sandbox) cleanups.push(sandbox.close);
-    const store = await openGatewayStore(config, logger);
+    const store = await openGatewayStore(config, logger, options.stop);
     cleanups.push(() => store.close());
     if (database.dialect === "sqlite") {
       const release = claimSqliteFile(database.location);

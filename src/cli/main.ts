@@ -49,13 +49,16 @@ async function runStart(args: string[]): Promise<number> {
   }
   // Listen for signals before starting, so a signal that arrives during start-up (or right after
   // the banner) is handled once the gateway is up instead of killing the process: the first stop
-  // signal stops the gateway as soon as it is up (a start-up that fails exits anyway). A start-up
-  // can take long (it waits for its database), so a third stop signal stops the process at once,
-  // as it does a running gateway.
+  // signal ends a wait for the database (nothing started, exit 0), or else stops the gateway as
+  // soon as it is up (a start-up that fails exits anyway); a third stop signal stops the process
+  // at once, as it does a running gateway.
   const pending: NodeJS.Signals[] = [];
   const stopSignals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+  // A stop signal while start-up waits for its database ends the wait: nothing is started.
+  const stopStart = new AbortController();
   let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
     pending.push(signal);
+    if (signal !== "SIGHUP") stopStart.abort();
     if (pending.filter((each) => each !== "SIGHUP").length >= 3) stopAtOnce(signal);
   };
   const listener = (signal: NodeJS.Signals) => onSignal(signal);
@@ -63,7 +66,19 @@ async function runStart(args: string[]): Promise<number> {
   if (!workers.isWorker())
     for (const signal of [...stopSignals, "SIGHUP" as const]) process.on(signal, listener);
   const { startGateway } = await import("../main.ts");
-  const gateway = await (workers.isWorker() ? startWorker(workers) : startGateway());
+  const { StoppedWhileWaiting } = await import("../ops/open-store.ts");
+  const gateway = await (workers.isWorker()
+    ? startWorker(workers, stopStart.signal)
+    : startGateway({ stop: stopStart.signal })
+  ).catch((error: unknown) => {
+    if (!(error instanceof StoppedWhileWaiting)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    return undefined;
+  });
+  if (!gateway) {
+    stopListening();
+    return EXIT.ok;
+  }
   await new Promise<void>((resolve, reject) => {
     let stopSignalsSeen = 0;
     onSignal = (signal) => {
@@ -99,12 +114,12 @@ function stopAtOnce(signal: NodeJS.Signals): never {
 }
 
 /** One of the `--workers` processes: its own instance id, no banner (the primary prints it). */
-async function startWorker(workers: typeof import("./start-workers.ts")) {
+async function startWorker(workers: typeof import("./start-workers.ts"), stop: AbortSignal) {
   const { startGateway } = await import("../main.ts");
   const { loadConfig } = await import("../config/index.ts");
   const index = Number(process.env.SWITCHYARD_WORKER_INDEX ?? "0");
   const config = workers.workerConfig(loadConfig(), index);
-  const gateway = await startGateway({ config, print: () => {} });
+  const gateway = await startGateway({ config, print: () => {}, stop });
   workers.announceListening(gateway.url);
   return gateway;
 }

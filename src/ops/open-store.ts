@@ -21,6 +21,11 @@ export class DatabaseUnreachable extends Error {
   override name = "DatabaseUnreachable";
 }
 
+/** A stop signal came while start-up waited for the database: nothing was started. */
+export class StoppedWhileWaiting extends Error {
+  override name = "StoppedWhileWaiting";
+}
+
 export interface WaitOptions extends OpenOptions {
   /** How long to keep trying; 0 tries once. */
   waitSeconds: number;
@@ -29,6 +34,8 @@ export interface WaitOptions extends OpenOptions {
   /** First pause between attempts (milliseconds); doubled each time up to `maxDelayMs`. */
   firstDelayMs?: number;
   maxDelayMs?: number;
+  /** Aborted by a stop signal: the wait ends at once with `StoppedWhileWaiting`. */
+  stop?: AbortSignal;
 }
 
 /** The innermost reason: `connect ECONNREFUSED 127.0.0.1:5432`, not the wrappers around it. */
@@ -50,7 +57,12 @@ export async function openStoreWhenReachable(url: string, options: WaitOptions) 
   const startedAt = Date.now();
   let delayMs = options.firstDelayMs ?? 250;
   const where = describeDatabaseUrl(url).location;
+  const stopped = () =>
+    new StoppedWhileWaiting(
+      `Stopped while waiting for the database ${where}: nothing was started.`,
+    );
   for (let attempt = 1; ; attempt++) {
+    if (options.stop?.aborted) throw stopped();
     try {
       const store = await openStore(url, options);
       if (attempt > 1) options.logger?.info({ database: where, attempt }, "database reachable");
@@ -71,17 +83,20 @@ export async function openStoreWhenReachable(url: string, options: WaitOptions) 
         { database: where, attempt, reason: failureReason(error), retryInMs: pauseMs },
         "database not reachable yet; waiting for it",
       );
-      await sleep(pauseMs);
+      await sleep(pauseMs, undefined, { signal: options.stop }).catch(() => {
+        throw stopped();
+      });
       delayMs = Math.min(delayMs * 2, options.maxDelayMs ?? 5_000);
     }
   }
 }
 
 /** The running gateway's store: waited for at start-up, and an outage answered with 503s. */
-export async function openGatewayStore(config: Config, logger: Logger) {
+export async function openGatewayStore(config: Config, logger: Logger, stop?: AbortSignal) {
   const store = await openStoreWhenReachable(config.database_url, {
     waitSeconds: config.database_wait_seconds,
     logger,
+    ...(stop ? { stop } : {}),
     onConnectionError: (error) =>
       logger.warn({ reason: error.message }, "database connection lost; the pool replaces it"),
   });
