@@ -60,6 +60,20 @@ export class DeliveredText {
   }
 }
 
+/**
+ * What a stream that ran to its end is charged: the upstream's report, unless it reports no
+ * output at all (none reported, or zero, as an Anthropic stream without a `message_delta` usage
+ * leaves it); then the larger of it and the gateway's own count of what was delivered (counted
+ * only then: a stream whose vendor reports its output is not read again).
+ */
+export async function completedUsage(
+  reported: TokenUsage | undefined,
+  ownCount: () => Promise<TokenUsage>,
+): Promise<TokenUsage> {
+  if (reported && reported.output.total > 0) return reported;
+  return atLeastDelivered(reported, await ownCount());
+}
+
 /** Field by field, the larger of the upstream's report and the gateway's own count. */
 export function atLeastDelivered(
   reported: TokenUsage | undefined,

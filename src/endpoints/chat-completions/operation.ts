@@ -4,7 +4,12 @@
  * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks (one choice per
  * `n`, each chunk naming its choice's index). MCP reuses it.
  */
-import { atLeastDelivered, countTokens, DeliveredText } from "../../billing/index.ts";
+import {
+  atLeastDelivered,
+  completedUsage,
+  countTokens,
+  DeliveredText,
+} from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
 import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
@@ -237,7 +242,7 @@ export async function runChatCompletion(
       const reason = finishReasons[choice] ?? finishReasons[0] ?? "stop";
       yield { data: chunk({}, choice, toOpenAIFinishReason(reason)) };
     }
-    const usage = state.usage ?? (await ownCount());
+    const usage = await completedUsage(state.usage, ownCount);
     state.usage = usage;
     const { costMicros } = await context.settle({ tokens: usage });
     if (includeUsage) {

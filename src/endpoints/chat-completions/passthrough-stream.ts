@@ -6,7 +6,7 @@
  * chunks only when it is needed (a checkpoint, an abort, a break, an upstream that reports no
  * usage), so a stream that ends normally is never parsed twice.
  */
-import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
+import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/index.ts";
 import {
   framesTogether,
   type OperationContext,
@@ -16,37 +16,56 @@ import {
 import type { CallWarning, ChatChunkStreamPart, TokenUsage } from "../../spec/index.ts";
 import { toOpenAIUsage } from "./build-chat-response.ts";
 
-interface DeltaChunk {
-  choices?: Array<{
-    delta?: {
-      content?: unknown;
-      reasoning_content?: unknown;
-      reasoning?: unknown;
-      refusal?: unknown;
-      tool_calls?: Array<{ function?: { arguments?: unknown } }>;
-    };
-  }>;
+/** Members of a delta that label what was delivered (or carry media) rather than its text. */
+const LABELS = new Set(["role", "type", "id", "index", "signature", "annotations", "data"]);
+/** Members whose text is reasoning, wherever a vendor puts them. */
+const REASONING = new Set(["reasoning_content", "reasoning", "reasoning_details", "thinking"]);
+/** Deeper than any delta a vendor writes; a deeper one is not walked further. */
+const MAX_DEPTH = 8;
+
+/** Adds every string under `value` (a delta or a part of one) as delivered text. */
+function addStrings(
+  value: unknown,
+  delivered: DeliveredText,
+  reasoning: boolean,
+  depth: number,
+): void {
+  if (typeof value === "string") {
+    delivered.add(value, reasoning);
+    return;
+  }
+  if (typeof value !== "object" || value === null || depth >= MAX_DEPTH) return;
+  if (Array.isArray(value)) {
+    for (const item of value) addStrings(item, delivered, reasoning, depth + 1);
+    return;
+  }
+  for (const key in value) {
+    if (LABELS.has(key)) continue;
+    const inner = (value as Record<string, unknown>)[key];
+    addStrings(inner, delivered, reasoning || REASONING.has(key), depth + 1);
+  }
 }
 
 /**
- * Adds the text a passed-through chunk delivered: content, a refusal, reasoning (as
- * `reasoning_content`, or `reasoning` as Groq and others write it) and tool arguments.
+ * Adds the text a passed-through chunk delivered, whatever shape the vendor wrote it in: content
+ * (a string, or a list of parts as Mistral's Magistral writes it), a refusal, reasoning
+ * (`reasoning_content`, `reasoning`, `reasoning_details`, `thinking` parts), tool and legacy
+ * function calls (names and arguments), an audio transcript. A chunk of an unexpected shape
+ * (a `tool_calls` object, a `null` choice) adds what it carries and never throws: a count that
+ * fails would make a delivered stream free.
  */
-function addDelivered(json: string, delivered: DeliveredText): void {
-  let chunk: DeltaChunk;
+export function addDelivered(json: string, delivered: DeliveredText): void {
+  let chunk: unknown;
   try {
-    chunk = JSON.parse(json) as DeltaChunk;
+    chunk = JSON.parse(json);
   } catch {
     return;
   }
-  for (const choice of chunk.choices ?? []) {
-    const delta = choice.delta ?? {};
-    if (typeof delta.reasoning_content === "string") delivered.add(delta.reasoning_content, true);
-    if (typeof delta.reasoning === "string") delivered.add(delta.reasoning, true);
-    if (typeof delta.content === "string") delivered.add(delta.content);
-    if (typeof delta.refusal === "string") delivered.add(delta.refusal);
-    for (const call of delta.tool_calls ?? [])
-      if (typeof call.function?.arguments === "string") delivered.add(call.function.arguments);
+  const choices = (chunk as { choices?: unknown } | null)?.choices;
+  if (!Array.isArray(choices)) return;
+  for (const choice of choices) {
+    if (typeof choice === "object" && choice !== null)
+      addStrings((choice as { delta?: unknown }).delta, delivered, false, 0);
   }
 }
 
@@ -91,7 +110,7 @@ export function passedThroughStream(input: {
       yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
       return;
     }
-    const usage = state.usage ?? (await ownCount());
+    const usage = await completedUsage(state.usage, ownCount);
     state.usage = usage;
     const { costMicros } = await context.settle({ tokens: usage });
     if (input.includeUsage) {

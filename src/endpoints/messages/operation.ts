@@ -5,7 +5,7 @@
  * on the way), any other route is translated to and from the normalized chat model.
  */
 
-import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
+import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import {
   framesTogether,
@@ -281,7 +281,9 @@ function streamBilling(body: MessagesRequest, context: OperationContext) {
     },
     async usage(reported: TokenUsage | undefined) {
       const own = await ownCount();
-      if (state.interrupted && own.output.total === 0) return undefined;
+      // Broken before any output, by the gateway's count and the vendor's: charged nothing.
+      const reportedOutput = reported?.output.total ?? 0;
+      if (state.interrupted && own.output.total === 0 && reportedOutput === 0) return undefined;
       return { tokens: atLeastDelivered(reported, own) };
     },
   };
@@ -316,7 +318,7 @@ function nativeStream(
         if (at > from) yield framesTogether(batch.slice(from, at));
         from = at;
         await context.settle(
-          { tokens: upstream.usage() ?? (await billing.ownCount()) },
+          { tokens: await completedUsage(upstream.usage(), billing.ownCount) },
           { upstreamRequestId: upstream.upstreamRequestId },
         );
       }
@@ -357,7 +359,7 @@ function translatedStream(
     for await (const frame of events) {
       if (frame.event === "error") billing.noteFailure();
       if (frame.event === "message_stop") {
-        await context.settle({ tokens: reported ?? (await billing.ownCount()) });
+        await context.settle({ tokens: await completedUsage(reported, billing.ownCount) });
       }
       yield frame;
     }

@@ -40,7 +40,7 @@ const delta = (delta: Record<string, unknown>) =>
   JSON.stringify({ type: "content_block_delta", index: 0, delta });
 
 describe("passthroughFrames", () => {
-  it("passes text events on as sent, renames the model, and counts deltas only when asked", async () => {
+  it("passes text events on as sent, renames the model, and counts content events only when asked", async () => {
     const raw = delta({ type: "text_delta", text: "Hello there" });
     const into = state();
     const frames = await relay(
@@ -58,7 +58,7 @@ describe("passthroughFrames", () => {
     });
     expect(frames[2]).toEqual({ event: "content_block_delta", data: undefined, json: raw });
     expect(into.delivered.characters).toBe(0);
-    expect(into.unread).toEqual([raw]);
+    expect(into.unread).toEqual(['{"type":"content_block_start","index":0}', raw]);
     readUnreadDeltas(into);
     expect(into.unread).toEqual([]);
     expect(into.delivered.characters).toBe("Hello there".length);

@@ -2,8 +2,9 @@
  * @module endpoints/messages/passthrough-frames
  * Relays an Anthropic upstream's events to the client unchanged, except that `message_start`
  * names the model the client asked for. Keeps what was delivered (for an upstream that reports
- * no usage, and for billing an aborted or broken stream): deltas the adapter passed on as text
- * are read only when the count is needed. Notes an upstream `error` event.
+ * no usage, and for billing an aborted or broken stream): content events (block starts and
+ * deltas) the adapter passed on as text are read only when the count is needed. Notes an
+ * upstream `error` event.
  */
 import type { DeliveredText } from "../../billing/index.ts";
 import type { StreamFrame } from "../../core/operation.ts";
@@ -17,19 +18,41 @@ export interface PassthroughState {
 }
 
 type Delta = { text?: unknown; thinking?: unknown; partial_json?: unknown } | undefined;
+type Block = { text?: unknown; thinking?: unknown; input?: unknown } | undefined;
 
 /** Adds what one `content_block_delta` delivered: text, thinking (as reasoning) or tool input. */
 function addDelta(delivered: DeliveredText, delta: Delta): void {
-  if (typeof delta?.thinking === "string") delivered.add(delta.thinking, true);
-  const text = delta?.text ?? delta?.partial_json;
+  if (typeof delta !== "object" || delta === null) return;
+  if (typeof delta.thinking === "string") delivered.add(delta.thinking, true);
+  const text = delta.text ?? delta.partial_json;
   if (typeof text === "string") delivered.add(text);
 }
 
-/** Counts the deltas sent as text into `delivered` (when the count is needed, not per event). */
+/**
+ * Adds what a `content_block_start` delivered: Anthropic starts blocks empty, but a vendor (or a
+ * translating proxy) may send a block's whole text, thinking or tool input in it.
+ */
+function addBlock(delivered: DeliveredText, block: Block): void {
+  if (typeof block !== "object" || block === null) return;
+  if (typeof block.thinking === "string") delivered.add(block.thinking, true);
+  if (typeof block.text === "string") delivered.add(block.text);
+  const input = block.input;
+  if (typeof input === "object" && input !== null && Object.keys(input).length > 0)
+    delivered.add(JSON.stringify(input));
+}
+
+/** Adds what a content block event (its parsed data) delivered. */
+function addContent(delivered: DeliveredText, data: { delta?: unknown; content_block?: unknown }) {
+  addDelta(delivered, data.delta as Delta);
+  addBlock(delivered, data.content_block as Block);
+}
+
+/** Counts the content events sent as text into `delivered` (when the count is needed). */
 export function readUnreadDeltas(state: PassthroughState): void {
   for (const json of state.unread) {
     try {
-      addDelta(state.delivered, (JSON.parse(json) as { delta?: Delta }).delta);
+      const data: unknown = JSON.parse(json);
+      if (typeof data === "object" && data !== null) addContent(state.delivered, data);
     } catch {
       // Text that is not JSON delivered nothing countable.
     }
@@ -57,14 +80,15 @@ function relayed(
 ): StreamFrame {
   const { event, data } = item;
   if (data === undefined) {
-    if (event === "content_block_delta") state.unread.push(item.json);
+    if (event === "content_block_delta" || event === "content_block_start")
+      state.unread.push(item.json);
     return { event, data: undefined, json: item.json };
   }
   if (event === "message_start" && typeof data.message === "object" && data.message !== null)
     return { event, data: { ...data, message: { ...data.message, model: requestedModel } } };
-  if (event === "content_block_delta") {
+  if (event === "content_block_delta" || event === "content_block_start") {
     readUnreadDeltas(state); // in order: what came as text before this one first
-    addDelta(state.delivered, data.delta as Delta);
+    addContent(state.delivered, data);
   }
   if (event === "error") state.failed = true;
   return { event, data };

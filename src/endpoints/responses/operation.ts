@@ -8,7 +8,7 @@
  * report and the gateway's count of what it delivered, nothing when the upstream broke before
  * any output. With `store` (the default) the response is kept once it is settled.
  */
-import { atLeastDelivered, DeliveredText } from "../../billing/index.ts";
+import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import {
   framesTogether,
@@ -206,7 +206,7 @@ function translatedStream(
       return;
     }
     yield* writer.close(finishReason);
-    const usage = billing.state.usage ?? (await billing.ownCount());
+    const usage = await completedUsage(billing.state.usage, billing.ownCount);
     billing.state.usage = usage;
     await context.settle({ tokens: usage });
     const response = finishedResponse(skeleton, {
@@ -251,7 +251,7 @@ function nativeStream(
           if (event === "response.completed" || event === "response.incomplete") {
             if (batch.length > 0) yield framesTogether(batch);
             batch = [];
-            const usage = upstream.usage() ?? (await billing.ownCount());
+            const usage = await completedUsage(upstream.usage(), billing.ownCount);
             billing.state.usage = usage;
             await context.settle(
               { tokens: usage },

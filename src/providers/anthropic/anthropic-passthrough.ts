@@ -21,7 +21,11 @@ import { badResponse, postUpstream, readJsonObject } from "../kit/upstream-call.
 import type { AnthropicUsage } from "./anthropic-api.ts";
 import { ANTHROPIC_VERSION } from "./anthropic-chat-model.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
-import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
+import {
+  convertAnthropicUsage,
+  mergeAnthropicUsage,
+  startUsage,
+} from "./convert-anthropic-usage.ts";
 
 /** Events passed on as text: nothing in them is read for billing or for the stream's end. */
 const UNREAD_EVENTS = new Set([
@@ -97,7 +101,7 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       if (event === "message_start")
         usage = mergeAnthropicUsage(
           usage,
-          (data.message as { usage?: AnthropicUsage } | undefined)?.usage,
+          startUsage((data.message as { usage?: AnthropicUsage } | undefined)?.usage),
         );
       else if (event === "message_delta")
         usage = mergeAnthropicUsage(usage, data.usage as AnthropicUsage | undefined);

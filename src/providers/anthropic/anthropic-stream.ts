@@ -22,7 +22,11 @@ import type { SseEvent } from "../kit/sse-decoder.ts";
 import type { AnthropicStreamEvent, AnthropicUsage } from "./anthropic-api.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
 import { type OutputTool, outputFinishReason, outputToolText } from "./anthropic-json-output.ts";
-import { convertAnthropicUsage, mergeAnthropicUsage } from "./convert-anthropic-usage.ts";
+import {
+  convertAnthropicUsage,
+  mergeAnthropicUsage,
+  startUsage,
+} from "./convert-anthropic-usage.ts";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.ts";
 
 export interface AnthropicStreamInit {
@@ -91,7 +95,7 @@ export async function* parseAnthropicStream(
       if (type === "error") throw anthropicStreamError(data, init.upstreamRequestId);
       if (type === "message_start") {
         started = true;
-        usage = mergeAnthropicUsage(usage, data.message?.usage);
+        usage = mergeAnthropicUsage(usage, startUsage(data.message?.usage));
         yield {
           type: "stream-start",
           warnings: init.warnings,

@@ -46,3 +46,14 @@ export function mergeAnthropicUsage(
   }
   return merged;
 }
+
+/**
+ * `message_start`'s usage as a report: its input and cache counts, and no output yet. Its
+ * `output_tokens` is a placeholder (1 at the start), not a count of the answer: only
+ * `message_delta` reports output, and a stream that ends without one is counted by the gateway
+ * (`completedUsage`).
+ */
+export function startUsage(raw: AnthropicUsage | undefined): AnthropicUsage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  return { ...raw, output_tokens: 0 };
+}

@@ -25,13 +25,13 @@ import {
 interface RawChunk {
   id?: unknown;
   model?: unknown;
-  choices?: Array<{ index?: number; finish_reason?: unknown }> | null;
+  choices?: Array<{ index?: unknown; finish_reason?: unknown }> | null;
   usage?: unknown;
   error?: { message?: string; code?: string };
 }
 
-/** A member the gateway must read, in a chunk written without spaces: parse that chunk. */
-const NEEDS_READING = /"finish_reason":(?!null)|"usage":(?!null)|"error":/;
+/** A member the gateway must read (JSON allows spaces around the colon): parse that chunk. */
+const NEEDS_READING = /"finish_reason"\s*:(?!\s*null)|"usage"\s*:(?!\s*null)|"error"\s*:/;
 const CLOSING_BRACE = 0x7d;
 
 /** OpenAI's own finish reasons; anything else a vendor invents is mapped onto them. */
@@ -45,6 +45,22 @@ const OPENAI_REASONS: Record<ChatFinishReason, string> = {
 };
 
 const member = (name: string, value: unknown) => `"${name}":${JSON.stringify(value)}`;
+
+const ID_KEY = '"id"';
+const MODEL_KEY = '"model"';
+
+/** Whether `data` has a `key` member (the key, optional spaces, a colon) other than at `at`. */
+function memberElsewhere(data: string, key: string, at: number): boolean {
+  for (let found = data.indexOf(key); found >= 0; found = data.indexOf(key, found + 1)) {
+    if (found === at) continue;
+    let next = found + key.length;
+    let code = data.charCodeAt(next);
+    while (code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d)
+      code = data.charCodeAt(++next);
+    if (code === 0x3a) return true;
+  }
+  return false;
+}
 
 const USAGE_NULL = ',"usage":null';
 
@@ -65,6 +81,10 @@ export function renameMembers(
   if (idAt < 0) return undefined;
   const modelAt = data.indexOf(modelMember);
   if (modelAt < 0) return undefined;
+  // A second `"id"` or `"model"` member (a tool call's id; a vendor writing one twice, whose
+  // last one a client's parser keeps) is left to the slow path, which keeps one of each.
+  if (memberElsewhere(data, ID_KEY, idAt) || memberElsewhere(data, MODEL_KEY, modelAt))
+    return undefined;
   const usageAt = dropUsageNull ? data.indexOf(USAGE_NULL) : -1;
   // Members do not overlap (a member's quotes inside a JSON string would be escaped), so the
   // cuts only need taking in order; no array of cuts, this runs for every chunk.
@@ -164,12 +184,17 @@ export async function* passThroughChunks(
           if (upstreamModel === undefined && typeof chunk.model === "string")
             upstreamModel = member("model", chunk.model);
           usage = convertOpenAIUsage(chunk.usage) ?? usage;
-          const choices = chunk.choices ?? [];
+          const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
           for (const [position, choice] of choices.entries()) {
+            if (typeof choice !== "object" || choice === null) continue;
             if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
             const reason = mapOpenAIFinishReason(choice.finish_reason);
-            finishReasons[choice.index ?? position] = reason;
             choice.finish_reason = OPENAI_REASONS[reason];
+            // A finish of a choice the call did not ask for finishes nothing (and an index far
+            // out would size an array).
+            const index = choice.index ?? position;
+            const asked = typeof index === "number" && Number.isInteger(index) && index >= 0;
+            if (asked && index < Math.max(1, choiceCount)) finishReasons[index] = reason;
           }
           if (choices.length === 0) continue;
           chunk.id = rewrite.id;
