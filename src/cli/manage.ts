@@ -148,6 +148,20 @@ async function requireAccount(store: Store, id: string | undefined, command: str
   return account;
 }
 
+/**
+ * Refuses arguments a command does not take: `keys revoke key_a key_b` revoking key_a alone (and
+ * exiting 0) would leave the second leaked key working.
+ */
+function refuseExtraArguments(command: string, positionals: string[], takes: number): void {
+  if (positionals.length <= takes) return;
+  const extra = positionals.slice(takes).join(" ");
+  throw usage(
+    takes === 0
+      ? `${command} takes no arguments, got '${extra}'`
+      : `${command} takes one id, got also '${extra}' (run it once per id)`,
+  );
+}
+
 export async function runAccountsCommand(args: string[], out: Out): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -165,6 +179,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
   });
   if (!["list", "create", "credit"].includes(action ?? ""))
     throw usage("accounts takes list, create or credit");
+  refuseExtraArguments(`accounts ${action}`, positionals, action === "credit" ? 1 : 0);
   if (action === "create" && !values.email) throw usage("accounts create needs --email");
   // Checked before the database is opened, with the API's schema: the same email rule.
   const newAccount =
@@ -253,6 +268,7 @@ export async function runKeysCommand(args: string[], out: Out): Promise<number> 
   });
   if (!["list", "create", "revoke"].includes(action ?? ""))
     throw usage("keys takes list, create or revoke");
+  refuseExtraArguments(`keys ${action}`, positionals, action === "revoke" ? 1 : 0);
   if (action === "revoke" && !positionals[0]) throw usage("keys revoke <key-id>");
   return withStore(async (store, config) => {
     switch (action) {

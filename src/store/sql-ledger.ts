@@ -43,18 +43,33 @@ export function sqlLedgerStore(
       if (!Number.isSafeInteger(amountMicros))
         throw new Error("amountMicros must be a safe integer");
       const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
+      const credit = amountMicros > 0;
       return transactions.run(function* () {
         // Holds kept in memory (SQLite) are read inside the runner's synchronous step, so no
         // hold of this process can come between this read and the update.
-        const elsewhere = heldElsewhere?.(accountId) ?? 0;
-        const [updated] = (yield db
+        let elsewhere = heldElsewhere?.(accountId) ?? 0;
+        if (heldElsewhere && !credit) {
+          // The in-flight rows a gateway that died left (the command line runs when none serves
+          // the file) are charged at its next start, up to their holds: a debit leaves them
+          // room. A live gateway's rows are among its holds in memory, so the larger counts.
+          const [rows] = (yield db
+            .selectFrom("inflight_requests")
+            .select(sql<number>`coalesce(sum(hold_micros), 0)`.as("held"))
+            .where("account_id", "=", accountId)
+            .compile()) as Array<{ held: number }>;
+          elsewhere = Math.max(elsewhere, Number(rows?.held ?? 0));
+        }
+        // The maximum bounds what a credit can raise a balance to; a debit only lowers it (an
+        // account above a lowered maximum can still be refunded or corrected).
+        let update = db
           .updateTable("accounts")
           .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
           .where("id", "=", accountId)
-          .where(sql<boolean>`balance_micros + ${amountMicros} <= ${max}`)
-          .where(sql<boolean>`balance_micros + ${amountMicros} - held_micros - ${elsewhere} >= 0`)
-          .returning("balance_micros")
-          .compile()) as Array<{ balance_micros: number }>;
+          .where(sql<boolean>`balance_micros + ${amountMicros} - held_micros - ${elsewhere} >= 0`);
+        if (credit) update = update.where(sql<boolean>`balance_micros + ${amountMicros} <= ${max}`);
+        const [updated] = (yield update.returning("balance_micros").compile()) as Array<{
+          balance_micros: number;
+        }>;
         if (!updated) {
           const [account] = (yield db
             .selectFrom("accounts")
@@ -65,7 +80,7 @@ export function sqlLedgerStore(
           const balance = Number(account.balance_micros);
           const held = Number(account.held_micros) + elsewhere;
           throw new BalanceOutOfRange(
-            balance + amountMicros > max ? "above_maximum" : "below_held",
+            credit && balance + amountMicros > max ? "above_maximum" : "below_held",
             balance,
             held,
             max,
