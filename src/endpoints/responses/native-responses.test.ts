@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  clientSnapshot,
-  deliveredDelta,
-  NativeRelay,
-  nativeResponsesBody,
-} from "./native-responses.ts";
+import { clientSnapshot, NativeRelay, nativeResponsesBody } from "./native-responses.ts";
 
 describe("the native route's request", () => {
   it("puts the continued conversation in input, without ids, and never asks the upstream to store", () => {
@@ -60,12 +55,6 @@ describe("the native route's answer", () => {
       metadata: {},
       output: [],
     });
-  });
-
-  it("reads delivered output from deltas only", () => {
-    expect(deliveredDelta("response.output_text.delta", { delta: "Hi" })).toBe("Hi");
-    expect(deliveredDelta("response.function_call_arguments.delta", { delta: "{" })).toBe("{");
-    expect(deliveredDelta("response.output_text.done", { text: "Hi" })).toBeUndefined();
   });
 
   it("ends a broken stream after the last sequence number seen", () => {

@@ -95,25 +95,6 @@ export function clientSnapshot(
   };
 }
 
-/** Events whose `delta` is delivered output (billed on an abort or a break). */
-const DELIVERED = new Set([
-  "response.output_text.delta",
-  "response.refusal.delta",
-  "response.function_call_arguments.delta",
-  "response.reasoning_summary_text.delta",
-  "response.reasoning_text.delta",
-]);
-
-/** Whether an event's delta is reasoning (priced at the reasoning price). */
-export function isReasoningEvent(event: string): boolean {
-  return event.startsWith("response.reasoning");
-}
-
-/** The delivered text of one upstream event, if any. */
-export function deliveredDelta(event: string, data: Record<string, unknown>): string | undefined {
-  return DELIVERED.has(event) && typeof data.delta === "string" ? data.delta : undefined;
-}
-
 /** Relays upstream events as named frames, each snapshot in the client's view. */
 export class NativeRelay {
   #lastSequence = -1;

@@ -40,13 +40,8 @@ import {
 } from "./build-responses-response.ts";
 import { convertResponsesRequest, responsesTextFormat } from "./convert-responses-request.ts";
 import { keepResponse } from "./keep-response.ts";
-import {
-  clientSnapshot,
-  deliveredDelta,
-  isReasoningEvent,
-  NativeRelay,
-  nativeResponsesBody,
-} from "./native-responses.ts";
+import { clientSnapshot, NativeRelay, nativeResponsesBody } from "./native-responses.ts";
+import { ResponsesDelivery } from "./responses-delivery.ts";
 import { ResponsesStreamWriter } from "./responses-stream-events.ts";
 import type { ResponsesRequest } from "./schema.ts";
 import { priorItems } from "./validate-responses-request.ts";
@@ -237,6 +232,9 @@ function nativeStream(
 ): OperationResult {
   const relay = new NativeRelay(body, head);
   const billing = streamBilling(options, context);
+  const delivery = new ResponsesDelivery((text, reasoning) =>
+    billing.delivered.add(text, reasoning),
+  );
   async function* frames(): AsyncGenerator<StreamFrame> {
     try {
       // A read's events go on as one frame; what came before a terminal event goes out before
@@ -244,8 +242,7 @@ function nativeStream(
       for await (const events of upstream.events) {
         let batch: StreamFrame[] = [];
         for (const { event, data } of events) {
-          const delta = deliveredDelta(event, data);
-          if (delta) billing.delivered.add(delta, isReasoningEvent(event));
+          delivery.note(event, data);
           const frame = relay.frame(event, data);
           if (event === "error" || event === "response.failed") billing.noteFailure();
           if (event === "response.completed" || event === "response.incomplete") {
