@@ -9,6 +9,39 @@ import type { UpstreamResponse } from "../kit/http-client.ts";
 import { readUpstreamError } from "../kit/read-error.ts";
 import { reportedTokenUsage, tokenCount } from "../kit/token-counts.ts";
 
+/**
+ * A message's (or a delta's) `content`: a string, or a list of parts as Mistral's Magistral
+ * models write it — `{"type":"text","text"}` and `{"type":"thinking","thinking":[{"type":"text",
+ * "text"}]}` — read as the answer's text and its reasoning. Other parts (references, images)
+ * carry no text of the answer.
+ * @see https://docs.mistral.ai/capabilities/reasoning/
+ */
+export function readOpenAIContent(content: unknown): { text: string | null; reasoning: string } {
+  if (typeof content === "string") return { text: content, reasoning: "" };
+  if (!Array.isArray(content)) return { text: null, reasoning: "" };
+  let text = "";
+  let reasoning = "";
+  for (const part of content) {
+    if (typeof part !== "object" || part === null) continue;
+    const { type, text: partText, thinking } = part as Record<string, unknown>;
+    if (type === "text" && typeof partText === "string") text += partText;
+    else if (type === "thinking") reasoning += thinkingText(thinking);
+  }
+  return { text, reasoning };
+}
+
+/** A thinking part's text: a string, or a list of text parts. */
+function thinkingText(thinking: unknown): string {
+  if (typeof thinking === "string") return thinking;
+  if (!Array.isArray(thinking)) return "";
+  let text = "";
+  for (const part of thinking) {
+    const value = (part as { text?: unknown } | null)?.text;
+    if (typeof value === "string") text += value;
+  }
+  return text;
+}
+
 export function mapOpenAIFinishReason(reason: unknown): ChatFinishReason {
   switch (reason) {
     case "stop":

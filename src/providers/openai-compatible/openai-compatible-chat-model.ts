@@ -26,6 +26,7 @@ import {
   convertOpenAIUsage,
   mapOpenAIFinishReason,
   parseOpenAIStreamChunk,
+  readOpenAIContent,
   readOpenAIError,
 } from "./map-openai-response.ts";
 import { passThroughChunks } from "./openai-chunk-passthrough.ts";
@@ -38,7 +39,8 @@ export interface OpenAICompatibleConfig {
 }
 
 interface OpenAIChoiceMessage {
-  content?: string | null;
+  /** A string, or Magistral's list of text and thinking parts (`readOpenAIContent`). */
+  content?: unknown;
   reasoning_content?: string | null;
   /** Reasoning as Groq (and others serving open-weight models) write it. */
   reasoning?: string | null;
@@ -62,7 +64,7 @@ interface OpenAIChunk {
   choices?: Array<{
     index?: number;
     delta?: {
-      content?: string | null;
+      content?: unknown;
       reasoning_content?: string | null;
       reasoning?: string | null;
       tool_calls?: Array<{
@@ -168,9 +170,10 @@ export class OpenAICompatibleChatModel implements ChatModel {
               // The first choice's parts carry no index, as when only one was asked for.
               const of = index === 0 ? {} : { choice: index };
               const delta = choice.delta ?? {};
-              const reasoning = delta.reasoning_content || delta.reasoning;
+              const content = readOpenAIContent(delta.content);
+              const reasoning = delta.reasoning_content || delta.reasoning || content.reasoning;
               if (reasoning) yield { type: "reasoning-delta", delta: reasoning, ...of };
-              if (delta.content) yield { type: "text-delta", delta: delta.content, ...of };
+              if (content.text) yield { type: "text-delta", delta: content.text, ...of };
               for (const call of delta.tool_calls ?? []) {
                 const key = `${index}:${call.index}`;
                 if (!toolCalls.has(key)) {
@@ -226,9 +229,10 @@ export class OpenAICompatibleChatModel implements ChatModel {
 
 function readChoice(choice: OpenAICompletionChoice | undefined): ChatChoice {
   const message = choice?.message ?? {};
-  const reasoning = message.reasoning_content || message.reasoning;
+  const content = readOpenAIContent(message.content);
+  const reasoning = message.reasoning_content || message.reasoning || content.reasoning;
   return {
-    text: message.content ?? null,
+    text: content.text,
     ...(reasoning ? { reasoning } : {}),
     toolCalls: (message.tool_calls ?? []).map((call) => ({
       id: call.id,
