@@ -61,17 +61,21 @@ export class DeliveredText {
 }
 
 /**
- * What a stream that ran to its end is charged: the upstream's report, unless it reports no
- * output at all (none reported, or zero, as an Anthropic stream without a `message_delta` usage
- * leaves it); then the larger of it and the gateway's own count of what was delivered (counted
- * only then: a stream whose vendor reports its output is not read again).
+ * What an answer that was delivered whole (a stream that ran to its end, a JSON answer) is
+ * charged: the upstream's report, unless it reports no output at all (none reported, or zero, as
+ * an Anthropic stream without a `message_delta` usage leaves it) for an answer that has some;
+ * then the larger of it and the gateway's own count. The own count is made only then: an answer
+ * whose vendor reports its output is not read again.
  */
 export async function completedUsage(
   reported: TokenUsage | undefined,
   ownCount: () => Promise<TokenUsage>,
 ): Promise<TokenUsage> {
   if (reported && reported.output.total > 0) return reported;
-  return atLeastDelivered(reported, await ownCount());
+  const own = await ownCount();
+  // An empty answer reported as empty: the vendor's counts stand (its input is exact).
+  if (reported && own.output.total === 0) return reported;
+  return atLeastDelivered(reported, own);
 }
 
 /** Field by field, the larger of the upstream's report and the gateway's own count. */

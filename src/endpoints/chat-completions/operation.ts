@@ -101,9 +101,9 @@ export async function runChatCompletion(
       context.services.routeHealth,
     );
     for (const choice of result.choices ?? [result]) assertStructuredOutput(check, choice);
-    const usage =
-      result.usage ??
-      (await estimateChatUsage(options!, choicesOutput(result.choices ?? [result])));
+    const usage = await completedUsage(result.usage, () =>
+      estimateChatUsage(options!, choicesOutput(result.choices ?? [result])),
+    );
     return {
       kind: "json",
       usage: { tokens: usage },

@@ -159,9 +159,9 @@ export async function runMessages(
 
   switch (attempt.kind) {
     case "native-json": {
-      const usage =
-        attempt.result.usage ??
-        (await estimatedUsage(body, countOutputTokens(attempt.result.body)));
+      const usage = await completedUsage(attempt.result.usage, () =>
+        estimatedUsage(body, countOutputTokens(attempt.result.body)),
+      );
       return {
         kind: "json",
         body: { ...attempt.result.body, model: body.model },
@@ -172,12 +172,12 @@ export async function runMessages(
     }
     case "translated-json": {
       const { result } = attempt;
-      const usage =
-        result.usage ??
-        (await estimatedUsage(
+      const usage = await completedUsage(result.usage, () =>
+        estimatedUsage(
           body,
           Math.ceil(((result.text ?? "").length + (result.reasoning ?? "").length) / 4),
-        ));
+        ),
+      );
       const message = buildMessagesResponse({
         id: `msg_${newId("").slice(1)}`,
         model: body.model,

@@ -140,7 +140,9 @@ export async function runResponses(
     case "json": {
       const { result } = attempt;
       assertStructuredOutput(check, result);
-      const usage = result.usage ?? (await estimateChatUsage(options!, choicesOutput([result])));
+      const usage = await completedUsage(result.usage, () =>
+        estimateChatUsage(options!, choicesOutput([result])),
+      );
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       const response = buildResponsesResponse({ body, head, result, usage, now: services.now() });
       await keepResponse(body, context, response, "translated");
@@ -155,7 +157,7 @@ export async function runResponses(
       const { result } = attempt;
       const response = clientSnapshot(result.body, body, head);
       const text = JSON.stringify(response.output ?? []);
-      const usage = result.usage ?? (await estimateChatUsage(options!, { text }));
+      const usage = await completedUsage(result.usage, () => estimateChatUsage(options!, { text }));
       await context.settle({ tokens: usage }, { upstreamRequestId: result.upstreamRequestId });
       await keepResponse(body, context, { ...response, id: head.id, model: head.model }, "native");
       return { kind: "json", body: response, usage: { tokens: usage }, warnings };
