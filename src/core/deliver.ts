@@ -20,6 +20,11 @@ export interface DeliverySink {
   pump(result: LongResult, signal: AbortSignal): Promise<void>;
   /** Ends the answer; `failed` when the delivery broke, `opened` when `open` had run. */
   close(result: LongResult, outcome: { failed: boolean; opened: boolean }): void;
+  /**
+   * The sink hands the result on only once it is whole (MCP's collecting sink: a tool result is
+   * one message): a delivery that broke or was aborted delivered nothing, and is charged nothing.
+   */
+  wholeOnly?: boolean;
 }
 
 export interface DeliveryControl {
@@ -78,11 +83,17 @@ export async function deliverLongResult(
     // mid-stream; an upstream failure before anything was delivered, or an answer that could
     // not even start, is charged nothing. A stream that ran to its end settled itself.
     if (!control.settled()) {
-      const usage = opened ? await result.usage().catch(() => undefined) : undefined;
+      const cutShort = failed || stop.signal.aborted;
+      const delivered = opened && !(sink.wholeOnly && cutShort);
+      const usage = delivered ? await result.usage().catch(() => undefined) : undefined;
       const interrupted = result.interrupted?.() === true;
       await (usage
         ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
-        : control.release("upstream failed mid-stream")
+        : control.release(
+            delivered || !opened
+              ? "upstream failed mid-stream"
+              : "ended before its result was whole",
+          )
       ).catch((error: unknown) => logger.error({ err: error, requestId }, "settlement failed"));
     }
     control.lease.release();

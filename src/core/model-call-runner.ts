@@ -98,8 +98,9 @@ export function createModelCallRunner(
 
 /**
  * A sink that keeps a long result whole: bytes are concatenated (speech), events are kept in
- * order (a transport asked for a stream gets its frames). A broken delivery throws
- * `upstream_error` after the core settled what was delivered.
+ * order (a transport asked for a stream gets its frames). Nothing reaches the caller before the
+ * result is whole, so a delivery that broke or was aborted is charged nothing (`wholeOnly`), and
+ * a broken one throws `upstream_error`.
  */
 function collectingSink(): {
   sink: DeliverySink;
@@ -112,6 +113,7 @@ function collectingSink(): {
   let failed = false;
   let binary = false;
   const sink: DeliverySink = {
+    wholeOnly: true,
     open(result) {
       if (result.kind === "binary") {
         binary = true;

@@ -46,6 +46,12 @@ const INSTRUCTIONS = [
 /** What the transport puts in `authInfo.extra` for the handlers. */
 export interface CallerInfo {
   caller: KeyCaller;
+  /**
+   * Aborted when the HTTP request that carried the call closes before its answer was written
+   * (the client dropped the connection): the call stops as a cancelled one does, charged
+   * nothing, and its quota slot is free at once.
+   */
+  dropped?: AbortSignal;
 }
 
 export interface McpDependencies {
@@ -89,6 +95,8 @@ async function callTool(
   },
 ): Promise<ToolResult> {
   const caller = callerOf(extra.authInfo);
+  const dropped = (extra.authInfo?.extra as CallerInfo | undefined)?.dropped;
+  const signal = dropped ? AbortSignal.any([extra.signal, dropped]) : extra.signal;
   const requestId = newId("req");
   const token = extra._meta?.progressToken;
   try {
@@ -97,7 +105,7 @@ async function callTool(
       ...deps,
       caller,
       requestId,
-      signal: extra.signal,
+      signal,
       async progress(progress, total, message) {
         if (token === undefined) return;
         await extra

@@ -125,7 +125,12 @@ export async function readResource(
     toOpenAIModel(model, (entry) => unavailableReason(entry, services));
   const [, path = ""] = /^switchyard:\/\/(.*)$/.exec(uri) ?? [];
   const [head, ...rest] = path.split("/");
-  const tail = decodeURIComponent(rest.join("/"));
+  let tail: string;
+  try {
+    tail = decodeURIComponent(rest.join("/"));
+  } catch {
+    throw notFound(uri); // a malformed escape names nothing
+  }
   switch (head) {
     case "catalog":
       if (tail) break;

@@ -177,7 +177,12 @@ export function registerMcpRoutes(
           "Bad Request: no valid session id; send initialize first.",
         );
       }
-      const info: CallerInfo = { caller };
+      // A POST whose connection closes before its answer is written stops what it asked for.
+      const dropped = new AbortController();
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableFinished) dropped.abort();
+      });
+      const info: CallerInfo = { caller, dropped: dropped.signal };
       Object.assign(request.raw, {
         auth: { token: caller.key.id, clientId: caller.accountId, scopes: [], extra: info },
       });

@@ -71,24 +71,32 @@ export class ResponsesDelivery {
     }
     switch (event) {
       case "response.output_text.done":
-        return this.#whole(contentKey(data), data.text, false);
+        this.#whole(contentKey(data), data.text, false);
+        break;
       case "response.refusal.done":
-        return this.#whole(contentKey(data), data.refusal, false);
+        this.#whole(contentKey(data), data.refusal, false);
+        break;
       case "response.content_part.added":
       case "response.content_part.done":
-        return this.#whole(contentKey(data), partText(asFields(data.part)), false);
+        this.#whole(contentKey(data), partText(asFields(data.part)), false);
+        break;
       case "response.function_call_arguments.done":
-        return this.#whole(argumentsKey(data), data.arguments, false);
+        this.#whole(argumentsKey(data), data.arguments, false);
+        break;
       case "response.reasoning_summary_text.done":
-        return this.#whole(summaryKey(data), data.text, true);
+        this.#whole(summaryKey(data), data.text, true);
+        break;
       case "response.reasoning_summary_part.added":
       case "response.reasoning_summary_part.done":
-        return this.#whole(summaryKey(data), asFields(data.part)?.text, true);
+        this.#whole(summaryKey(data), asFields(data.part)?.text, true);
+        break;
       case "response.reasoning_text.done":
-        return this.#whole(reasoningKey(data), data.text, true);
+        this.#whole(reasoningKey(data), data.text, true);
+        break;
       case "response.output_item.added":
       case "response.output_item.done":
-        return this.#item(asFields(data.item));
+        this.#item(asFields(data.item));
+        break;
     }
   }
 
