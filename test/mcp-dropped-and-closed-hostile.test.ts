@@ -8,11 +8,9 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { connectMcp } from "./support/mcp-client.ts";
+import { connectMcp, postOnSession, sessionIdOf } from "./support/mcp-client.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const sessionIdOf = (client: unknown) =>
-  (client as { transport: { sessionId: string } }).transport.sessionId;
 const balance = async (gateway: TestGateway, key: string) =>
   (await (await gateway.request("/v1/account/balance", { key })).json()) as {
     balance_micros: number;
@@ -42,18 +40,8 @@ function rawToolCall(
   params: unknown,
   signal: AbortSignal,
 ) {
-  return fetch(`${gateway.url}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${key}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 77, method: "tools/call", params }),
-    signal,
-  })
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 77, method: "tools/call", params });
+  return postOnSession(gateway, key, sessionId, body, signal)
     .then((response) => response.text())
     .catch(() => undefined);
 }

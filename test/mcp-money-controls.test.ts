@@ -6,11 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { connectMcp } from "./support/mcp-client.ts";
+import { connectMcp, postOnSession, sessionIdOf } from "./support/mcp-client.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const sessionIdOf = (client: unknown) =>
-  (client as { transport: { sessionId: string } }).transport.sessionId;
 const text = (result: unknown) =>
   (((result as { content?: unknown }).content ?? []) as { text?: string }[])[0]?.text ?? "";
 const chat = (delayMs: number) => ({
@@ -20,18 +18,7 @@ const chat = (delayMs: number) => ({
     messages: [{ role: "user", content: `[[sandbox:delay=${delayMs}]] hi` }],
   },
 });
-const post = (gateway: TestGateway, key: string, sessionId: string, body: string) =>
-  fetch(`${gateway.url}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${key}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body,
-  });
+const post = postOnSession;
 
 describe("MCP controls", () => {
   let gateway: TestGateway;

@@ -4,7 +4,7 @@
  * member names, an Anthropic abort and a stream without message_stop).
  * A scripted vendor picks its behaviour from a `mode:<name>` marker in the last user message.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
@@ -16,32 +16,21 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import {
+  anthropicEvent,
+  anthropicTextBlock,
+  messageStart,
+  oaChunk,
+  type StreamScript,
+  scriptedChatModel,
+  startScriptedVendor,
+} from "./support/scripted-stream-vendor.ts";
 import { usageRowOf } from "./support/usage-rows.ts";
 
 const WORDS = Array.from({ length: 300 }, (_, i) => `word${i}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Handler = (body: { model: string }, response: ServerResponse) => Promise<void> | void;
-
-const oaChunk = (model: string, choices: unknown[], extra = "") =>
-  `data: {"id":"chatcmpl-VENDORID","object":"chat.completion.chunk","created":1,"model":"${model}","choices":${JSON.stringify(choices)}${extra}}\n\n`;
-const anthropicEvent = (name: string, data: object) =>
-  `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
-const messageStart = (model: string) =>
-  anthropicEvent("message_start", {
-    message: {
-      id: "msg_vendor",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 5, output_tokens: 1 },
-    },
-  });
-
-const MODES: Record<string, Handler> = {
+const MODES: Record<string, StreamScript> = {
   // Every counted field, two choices, slowly: reasoning_content, refusal, tool-call arguments.
   "mixed-slow": async (body, response) => {
     for (const [i, word] of WORDS.entries()) {
@@ -136,20 +125,7 @@ const MODES: Record<string, Handler> = {
   // Anthropic: 300 text words, a message_delta, and the body ends with no message_stop.
   "anthropic-no-stop": (body, response) => {
     response.write(messageStart(body.model));
-    response.write(
-      anthropicEvent("content_block_start", {
-        index: 0,
-        content_block: { type: "text", text: "" },
-      }),
-    );
-    for (const word of WORDS)
-      response.write(
-        anthropicEvent("content_block_delta", {
-          index: 0,
-          delta: { type: "text_delta", text: `${word} ` },
-        }),
-      );
-    response.write(anthropicEvent("content_block_stop", { index: 0 }));
+    response.write(anthropicTextBlock(WORDS));
     response.write(
       anthropicEvent("message_delta", {
         delta: { stop_reason: "end_turn", stop_sequence: null },
@@ -160,53 +136,23 @@ const MODES: Record<string, Handler> = {
   },
 };
 
-function startVendor(): Promise<Server> {
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let raw = "";
-    request.on("data", (chunk: Buffer) => {
-      raw += chunk.toString();
-    });
-    request.on("end", () => {
-      const body = JSON.parse(raw) as { model: string; messages: unknown };
-      const mode = /mode:([a-z-]+)/.exec(JSON.stringify(body.messages))?.[1] ?? "";
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      void MODES[mode]?.(body, response);
-    });
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
 describe("streaming passthrough: hostile clients and vendors", () => {
   let gateway: TestGateway;
   let vendor: Server;
 
   beforeAll(async () => {
-    vendor = await startVendor();
+    vendor = await startScriptedVendor(MODES);
     const { port } = vendor.address() as AddressInfo;
-    const model = (id: string, adapter: string, base: string) => ({
-      id,
-      endpoint: "chat",
-      family: "test",
-      display_name: id,
-      owned_by: "switchyard",
-      capabilities: {
-        max_output_tokens: 1_000,
-        streaming: true,
-        reasoning: true,
-        tools: true,
-        max_choices: 2,
-      },
-      pricing: { per_1m_tokens: { input: 1_000_000, output: 2_000_000 } },
-      routes: [
-        { vendor: `rv-${id}`, adapter, base_url: base, upstream_model: `${id}-secret-upstream` },
-      ],
-    });
     gateway = await startTestGateway({
       config: {
         catalog: {
           models: [
-            model("rv-openai", "openai-compatible", `http://127.0.0.1:${port}/v1`),
-            model("rv-anthropic", "anthropic", `http://127.0.0.1:${port}`),
+            scriptedChatModel("rv-openai", "openai-compatible", `http://127.0.0.1:${port}/v1`, {
+              max_choices: 2,
+            }),
+            scriptedChatModel("rv-anthropic", "anthropic", `http://127.0.0.1:${port}`, {
+              max_choices: 2,
+            }),
           ],
         },
       },

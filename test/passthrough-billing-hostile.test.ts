@@ -8,7 +8,7 @@
  * fixed; each test states the expected behaviour. A scripted vendor picks its behaviour from a
  * `mode:<name>` marker in the last user message.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +16,15 @@ import { countTokens } from "../src/billing/index.ts";
 import { passThroughChunks } from "../src/providers/openai-compatible/openai-chunk-passthrough.ts";
 import type { ChatChunkStreamPart } from "../src/spec/index.ts";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  anthropicEvent,
+  anthropicTextBlock,
+  messageStart,
+  oaChunk,
+  type StreamScript,
+  scriptedChatModel,
+  startScriptedVendor,
+} from "./support/scripted-stream-vendor.ts";
 import { usageRowOf } from "./support/usage-rows.ts";
 
 const WORDS = Array.from({ length: 300 }, (_, i) => `word${i}`);
@@ -23,30 +32,7 @@ const TEXT = WORDS.map((w) => `${w} `).join("");
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Handler = (body: { model: string }, response: ServerResponse) => Promise<void> | void;
-
-/** OpenAI chunk text written compactly (as OpenAI does), id and model first. */
-const oaChunk = (model: string, choices: unknown[], extra = "") =>
-  `data: {"id":"chatcmpl-VENDORID","object":"chat.completion.chunk","created":1,"model":"${model}","choices":${JSON.stringify(choices)}${extra}}\n\n`;
-
-const anthropicEvent = (name: string, data: object) =>
-  `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
-
-const messageStart = (model: string) =>
-  anthropicEvent("message_start", {
-    message: {
-      id: "msg_vendor",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 5, output_tokens: 1 },
-    },
-  });
-
-const MODES: Record<string, Handler> = {
+const MODES: Record<string, StreamScript> = {
   // Mistral Magistral streams its thinking (and text) as `delta.content` arrays of parts.
   "content-array": async (body, response) => {
     response.write(
@@ -212,20 +198,7 @@ const MODES: Record<string, Handler> = {
   // Anthropic: 300 words, a message_delta without usage, message_stop.
   "delta-no-usage": (body, response) => {
     response.write(messageStart(body.model));
-    response.write(
-      anthropicEvent("content_block_start", {
-        index: 0,
-        content_block: { type: "text", text: "" },
-      }),
-    );
-    for (const word of WORDS)
-      response.write(
-        anthropicEvent("content_block_delta", {
-          index: 0,
-          delta: { type: "text_delta", text: `${word} ` },
-        }),
-      );
-    response.write(anthropicEvent("content_block_stop", { index: 0 }));
+    response.write(anthropicTextBlock(WORDS));
     response.write(
       anthropicEvent("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null } }),
     );
@@ -233,47 +206,19 @@ const MODES: Record<string, Handler> = {
   },
 };
 
-function startVendor(): Promise<Server> {
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let raw = "";
-    request.on("data", (chunk: Buffer) => {
-      raw += chunk.toString();
-    });
-    request.on("end", () => {
-      const body = JSON.parse(raw) as { model: string; messages: unknown };
-      const mode = /mode:([a-z-]+)/.exec(JSON.stringify(body.messages))?.[1] ?? "";
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      void MODES[mode]?.(body, response);
-    });
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
 describe("streaming passthrough against unusual vendor streams", () => {
   let gateway: TestGateway;
   let vendor: Server;
 
   beforeAll(async () => {
-    vendor = await startVendor();
+    vendor = await startScriptedVendor(MODES);
     const { port } = vendor.address() as AddressInfo;
-    const model = (id: string, adapter: string, base: string) => ({
-      id,
-      endpoint: "chat",
-      family: "test",
-      display_name: id,
-      owned_by: "switchyard",
-      capabilities: { max_output_tokens: 1_000, streaming: true, reasoning: true, tools: true },
-      pricing: { per_1m_tokens: { input: 1_000_000, output: 2_000_000 } },
-      routes: [
-        { vendor: `rv-${id}`, adapter, base_url: base, upstream_model: `${id}-secret-upstream` },
-      ],
-    });
     gateway = await startTestGateway({
       config: {
         catalog: {
           models: [
-            model("rv-openai", "openai-compatible", `http://127.0.0.1:${port}/v1`),
-            model("rv-anthropic", "anthropic", `http://127.0.0.1:${port}`),
+            scriptedChatModel("rv-openai", "openai-compatible", `http://127.0.0.1:${port}/v1`),
+            scriptedChatModel("rv-anthropic", "anthropic", `http://127.0.0.1:${port}`),
           ],
         },
       },

@@ -14,3 +14,29 @@ export async function connectMcp(gateway: { url: string }, key: string): Promise
   );
   return client;
 }
+
+/** The session id the client's transport holds. */
+export const sessionIdOf = (client: Client): string =>
+  (client.transport as unknown as { sessionId: string }).sessionId;
+
+/** A JSON-RPC message POSTed by hand on a session (to send what the SDK would not, or drop it). */
+export function postOnSession(
+  gateway: { url: string },
+  key: string,
+  sessionId: string,
+  body: string,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(`${gateway.url}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": "2025-06-18",
+    },
+    body,
+    ...(signal ? { signal } : {}),
+  });
+}
