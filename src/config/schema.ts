@@ -107,6 +107,11 @@ export const ConfigSchema = Type.Object(
     auth: Type.Object(
       {
         session_ttl_seconds: Type.Integer({ minimum: 60, default: 3600 }),
+        /**
+         * Keys an account may create itself (`POST /v1/account/keys`), revoked ones included:
+         * every key is listed, so the lists stay bounded. Admins and the CLI are not limited.
+         */
+        max_keys_per_account: Type.Integer({ minimum: 1, default: 1000 }),
         key_cache_ttl_seconds: Type.Integer({ minimum: 0, default: 60 }),
         /**
          * Attempt limits (429 `too_many_attempts` beyond them), each a burst of N refilled at N

@@ -155,6 +155,12 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "Account '{id}' does not exist.",
   },
+  key_limit_reached: {
+    status: 409,
+    type: "invalid_request_error",
+    message:
+      "This account has {max} API keys, the most it may create itself (revoked keys count: they stay listed). An administrator can create more for it, or raise auth.max_keys_per_account.",
+  },
   key_not_found: {
     status: 404,
     type: "invalid_request_error",

@@ -287,6 +287,14 @@ export function sqlAccountStore(
         .execute();
       return rows.map(toKey);
     },
+    async countKeys(accountId) {
+      const row = await db
+        .selectFrom("api_keys")
+        .select((eb) => eb.fn.countAll<number>().as("count"))
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
     async listKeyTree(id) {
       return distinctKeys(await keyTreeQuery(db, id).execute());
     },

@@ -125,6 +125,8 @@ export interface KeyStore {
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   findKeyById(id: string): Promise<ApiKeyRecord | undefined>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** How many keys the account has, revoked ones included. */
+  countKeys(accountId: string): Promise<number>;
   /** The key and every key minted below it, at any depth (the key first). */
   listKeyTree(id: string): Promise<ApiKeyRecord[]>;
   /** The keys above `id`, nearest first (empty for a key no key minted). */

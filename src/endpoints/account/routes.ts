@@ -189,6 +189,10 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
       const models = resolveKeyModels(services.catalog, body.models);
       const model_aliases = resolveKeyAliases(services.catalog, body.model_aliases);
       const input = limitToCallerKey({ ...body, models, model_aliases }, caller.key);
+      // Every key is listed (revoked ones too): an account cannot grow its lists without bound.
+      const max = services.config.auth.max_keys_per_account;
+      if ((await services.store.countKeys(caller.accountId)) >= max)
+        throw new GatewayError("key_limit_reached", { max });
       const { key, record } = await issueKey(
         services.store,
         caller.accountId,
