@@ -353,6 +353,9 @@ export function sqlAccountStore(
 
     async createSession({ tokenHash, accountId, expiresAt }, audit?: AuditOrigin) {
       const at = Date.now();
+      // Expired sessions are never read again: each log-in clears them, so the table holds
+      // about the sessions of one lifetime (log-ins are rate-limited).
+      await db.deleteFrom("sessions").where("expires_at", "<=", at).execute();
       const insert = db.insertInto("sessions").values({
         token_hash: tokenHash,
         account_id: accountId,

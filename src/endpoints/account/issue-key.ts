@@ -177,6 +177,25 @@ function tighter(
   return wanted;
 }
 
+/**
+ * Control characters (a newline) and bidirectional formatting characters (a right-to-left
+ * override) in a key's name would make it read as something else where it is shown — a list, the
+ * console's revoke prompt.
+ */
+const MISLEADING_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+function checkKeyName(input: KeyInput): void {
+  if (input.name === undefined || !MISLEADING_IN_NAMES.test(input.name)) return;
+  throw new GatewayError(
+    "invalid_parameter",
+    {
+      detail:
+        "Invalid 'name': control characters and bidirectional formatting characters are not allowed.",
+    },
+    { param: "name" },
+  );
+}
+
 /** A period without a cap is a mistake worth a 400, not a key without a cap. */
 function checkSpendLimitInput(input: KeyInput): void {
   if (
@@ -296,6 +315,7 @@ export async function issueKey(
   secret: string = generateApiKey(),
   audit?: AuditOrigin,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
+  checkKeyName(input);
   checkSpendLimitInput(input);
   const record = await store.createKey(
     {
