@@ -182,10 +182,18 @@ function tighter(
  * override) in a key's name would make it read as something else where it is shown — a list, the
  * console's revoke prompt.
  */
-const MISLEADING_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+function misleadingIn(name: string): boolean {
+  for (let at = 0; at < name.length; at++) {
+    const code = name.charCodeAt(at);
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) return true; // C0, DEL, C1
+    if (code === 0x061c || code === 0x200e || code === 0x200f) return true; // marks
+    if ((code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)) return true;
+  }
+  return false;
+}
 
 function checkKeyName(input: KeyInput): void {
-  if (input.name === undefined || !MISLEADING_IN_NAMES.test(input.name)) return;
+  if (input.name === undefined || !misleadingIn(input.name)) return;
   throw new GatewayError(
     "invalid_parameter",
     {
