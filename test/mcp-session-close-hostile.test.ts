@@ -10,7 +10,7 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
-import { connectMcp } from "./support/mcp-client.ts";
+import { connectMcp, postOnSession, sessionIdOf } from "./support/mcp-client.ts";
 
 interface RpcMessage {
   id?: number;
@@ -27,17 +27,8 @@ const slowChat = (delayMs: number) => ({
 
 /** A `tools/call` POSTed by hand on a session; resolves to the JSON-RPC messages of its stream. */
 function rawCall(gateway: TestGateway, key: string, sessionId: string, id: number) {
-  return fetch(`${gateway.url}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${key}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: slowChat(3000) }),
-  })
+  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: slowChat(3000) });
+  return postOnSession(gateway, key, sessionId, body)
     .then((response) => response.text())
     .then((text) =>
       text
@@ -46,9 +37,6 @@ function rawCall(gateway: TestGateway, key: string, sessionId: string, id: numbe
         .map((line) => JSON.parse(line.slice(5)) as RpcMessage),
     );
 }
-
-const sessionIdOf = (client: unknown) =>
-  (client as { transport: { sessionId: string } }).transport.sessionId;
 
 const balance = async (gateway: TestGateway, key: string) =>
   (await (await gateway.request("/v1/account/balance", { key })).json()) as {
