@@ -53,7 +53,12 @@ describe("CORS", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("access-control-allow-origin")).toBe(ALLOWED);
     const exposed = response.headers.get("access-control-expose-headers") ?? "";
-    for (const header of ["x-request-id", "x-switchyard-cost-micros", "retry-after"])
+    for (const header of [
+      "x-request-id",
+      "x-switchyard-cost-micros",
+      "retry-after",
+      "idempotent-replayed",
+    ])
       expect(exposed).toContain(header);
   });
 

@@ -52,10 +52,13 @@ export interface ConsoleInit {
   method?: string;
   json?: unknown;
   query?: Query;
+  /** An `Idempotency-Key` for a call that must not act twice when it is sent again. */
+  idempotencyKey?: string;
 }
 
 export async function consoleFetch(path: string, init: ConsoleInit = {}): Promise<Response> {
   const headers: Record<string, string> = { "x-switchyard-console": "1" };
+  if (init.idempotencyKey !== undefined) headers["idempotency-key"] = init.idempotencyKey;
   if (init.json !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(withQuery(path, init.query), {
     method: init.method ?? (init.json !== undefined ? "POST" : "GET"),

@@ -3,7 +3,7 @@
  * Browser access (CORS) for the origins in `server.cors_origins`, through `@fastify/cors`: a
  * preflight from an allowed origin is answered before authentication (browsers send it without
  * credentials), every answer to an allowed origin names it, and the headers a client reads —
- * the request id, the cost, the rate limits, `Retry-After` — are exposed. Other origins get no
+ * the request id, the cost, the rate limits, `Retry-After`, `Idempotent-Replayed` — are exposed. Other origins get no
  * CORS headers, so the browser keeps their scripts out.
  */
 import cors from "@fastify/cors";
@@ -24,6 +24,7 @@ const EXPOSED = [
   "x-ratelimit-limit-concurrency",
   "retry-after",
   "mcp-session-id",
+  "idempotent-replayed",
 ];
 
 export function registerCors(app: FastifyInstance, origins: readonly string[]): void {

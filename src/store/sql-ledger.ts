@@ -4,7 +4,7 @@
  * as the account's cached balance, so the balance always equals the sum of the ledger. A credit
  * or debit made by someone carries its audit event in that same transaction.
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type CompiledQuery, type Kysely, type Selectable, sql } from "kysely";
 import { newId } from "./ids.ts";
 import { BalanceOutOfRange } from "./ledger-errors.ts";
 import { verifyLedger } from "./ledger-verify.ts";
@@ -29,6 +29,16 @@ export function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry 
   };
 }
 
+/** An entry's request id was used before: the transaction rolls back and the first is returned. */
+class Replayed extends Error {
+  constructor(
+    readonly entry: Selectable<LedgerEntriesTable>,
+    readonly balanceMicros: number,
+  ) {
+    super("ledger entry replayed");
+  }
+}
+
 /**
  * `heldElsewhere` gives the holds of an account kept outside the table (the in-memory hold book
  * of an embedded SQLite file), so that a debit never takes a balance below what is held.
@@ -44,86 +54,123 @@ export function sqlLedgerStore(
         throw new Error("amountMicros must be a safe integer");
       const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
       const credit = amountMicros > 0;
-      return transactions.run(function* () {
-        // Holds kept in memory (SQLite) are read inside the runner's synchronous step, so no
-        // hold of this process can come between this read and the update.
-        let elsewhere = heldElsewhere?.(accountId) ?? 0;
-        if (heldElsewhere && !credit) {
-          // The in-flight rows a gateway that died left (the command line runs when none serves
-          // the file) are charged at its next start, up to their holds: a debit leaves them
-          // room. A live gateway's rows are among its holds in memory, so the larger counts.
-          const [rows] = (yield db
-            .selectFrom("inflight_requests")
-            .select(sql<number>`coalesce(sum(hold_micros), 0)`.as("held"))
-            .where("account_id", "=", accountId)
-            .compile()) as Array<{ held: number }>;
-          elsewhere = Math.max(elsewhere, Number(rows?.held ?? 0));
-        }
-        // The maximum bounds what a credit can raise a balance to; a debit only lowers it (an
-        // account above a lowered maximum can still be refunded or corrected).
-        let update = db
-          .updateTable("accounts")
-          .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
-          .where("id", "=", accountId)
-          .where(sql<boolean>`balance_micros + ${amountMicros} - held_micros - ${elsewhere} >= 0`);
-        if (credit) update = update.where(sql<boolean>`balance_micros + ${amountMicros} <= ${max}`);
-        const [updated] = (yield update.returning("balance_micros").compile()) as Array<{
-          balance_micros: number;
-        }>;
-        if (!updated) {
-          const [account] = (yield db
-            .selectFrom("accounts")
-            .select(["balance_micros", "held_micros"])
-            .where("id", "=", accountId)
-            .compile()) as Array<{ balance_micros: number; held_micros: number }>;
-          if (!account) throw new Error(`No account ${accountId}`);
-          const balance = Number(account.balance_micros);
-          const held = Number(account.held_micros) + elsewhere;
-          throw new BalanceOutOfRange(
-            credit && balance + amountMicros > max ? "above_maximum" : "below_held",
-            balance,
-            held,
-            max,
-          );
-        }
-        const [entry] = (yield db
-          .insertInto("ledger_entries")
-          .values({
-            id: newId("led"),
-            account_id: accountId,
-            kind: amountMicros >= 0 ? ("credit" as const) : ("debit" as const),
-            amount_micros: amountMicros,
-            hold_micros: 0,
-            request_id: requestId ?? null,
-            key_id: null,
-            model: null,
-            breakdown: null,
-            reason,
-            created_at: Date.now(),
-          })
-          .returningAll()
+      // An entry with a request id is made once per account: a second one with the same id
+      // finds the first and changes nothing. The check follows the account's update, which on
+      // PostgreSQL holds the account's row until the commit, so of two racing the second sees
+      // the first's entry; `Replayed` rolls its update back.
+      const firstWithId = function* (): Generator<
+        CompiledQuery,
+        Selectable<LedgerEntriesTable> | undefined,
+        Record<string, unknown>[]
+      > {
+        if (requestId === undefined) return undefined;
+        const [row] = (yield db
+          .selectFrom("ledger_entries")
+          .selectAll()
+          .where("request_id", "=", requestId)
+          .where("account_id", "=", accountId)
+          .limit(1)
           .compile()) as Array<Selectable<LedgerEntriesTable>>;
-        const balanceMicros = Number(updated.balance_micros);
-        if (audit) {
-          yield auditInsert(
-            db,
-            {
-              ...audit,
-              reason: audit.reason ?? reason,
-              action: amountMicros >= 0 ? "account.credit" : "account.debit",
-              target: { type: "account", id: accountId },
-              before: { balance_micros: balanceMicros - amountMicros },
-              after: {
-                balance_micros: balanceMicros,
-                amount_micros: amountMicros,
-                ledger_entry_id: entry!.id,
+        return row;
+      };
+      const adjustment = () =>
+        transactions.run(function* () {
+          // Holds kept in memory (SQLite) are read inside the runner's synchronous step, so no
+          // hold of this process can come between this read and the update.
+          let elsewhere = heldElsewhere?.(accountId) ?? 0;
+          if (heldElsewhere && !credit) {
+            // The in-flight rows a gateway that died left (the command line runs when none serves
+            // the file) are charged at its next start, up to their holds: a debit leaves them
+            // room. A live gateway's rows are among its holds in memory, so the larger counts.
+            const [rows] = (yield db
+              .selectFrom("inflight_requests")
+              .select(sql<number>`coalesce(sum(hold_micros), 0)`.as("held"))
+              .where("account_id", "=", accountId)
+              .compile()) as Array<{ held: number }>;
+            elsewhere = Math.max(elsewhere, Number(rows?.held ?? 0));
+          }
+          // The maximum bounds what a credit can raise a balance to; a debit only lowers it (an
+          // account above a lowered maximum can still be refunded or corrected).
+          let update = db
+            .updateTable("accounts")
+            .set({ balance_micros: sql`balance_micros + ${amountMicros}` })
+            .where("id", "=", accountId)
+            .where(
+              sql<boolean>`balance_micros + ${amountMicros} - held_micros - ${elsewhere} >= 0`,
+            );
+          if (credit)
+            update = update.where(sql<boolean>`balance_micros + ${amountMicros} <= ${max}`);
+          const [updated] = (yield update.returning("balance_micros").compile()) as Array<{
+            balance_micros: number;
+          }>;
+          if (!updated) {
+            const [account] = (yield db
+              .selectFrom("accounts")
+              .select(["balance_micros", "held_micros"])
+              .where("id", "=", accountId)
+              .compile()) as Array<{ balance_micros: number; held_micros: number }>;
+            if (!account) throw new Error(`No account ${accountId}`);
+            const balance = Number(account.balance_micros);
+            const first = yield* firstWithId();
+            if (first) throw new Replayed(first, balance);
+            const held = Number(account.held_micros) + elsewhere;
+            throw new BalanceOutOfRange(
+              credit && balance + amountMicros > max ? "above_maximum" : "below_held",
+              balance,
+              held,
+              max,
+            );
+          }
+          const first = yield* firstWithId();
+          if (first) throw new Replayed(first, Number(updated.balance_micros) - amountMicros);
+          const [entry] = (yield db
+            .insertInto("ledger_entries")
+            .values({
+              id: newId("led"),
+              account_id: accountId,
+              kind: amountMicros >= 0 ? ("credit" as const) : ("debit" as const),
+              amount_micros: amountMicros,
+              hold_micros: 0,
+              request_id: requestId ?? null,
+              key_id: null,
+              model: null,
+              breakdown: null,
+              reason,
+              created_at: Date.now(),
+            })
+            .returningAll()
+            .compile()) as Array<Selectable<LedgerEntriesTable>>;
+          const balanceMicros = Number(updated.balance_micros);
+          if (audit) {
+            yield auditInsert(
+              db,
+              {
+                ...audit,
+                reason: audit.reason ?? reason,
+                action: amountMicros >= 0 ? "account.credit" : "account.debit",
+                target: { type: "account", id: accountId },
+                before: { balance_micros: balanceMicros - amountMicros },
+                after: {
+                  balance_micros: balanceMicros,
+                  amount_micros: amountMicros,
+                  ledger_entry_id: entry!.id,
+                },
               },
-            },
-            Number(entry!.created_at),
-          );
-        }
-        return { entry: toLedgerEntry(entry!), balanceMicros };
-      });
+              Number(entry!.created_at),
+            );
+          }
+          return { entry: toLedgerEntry(entry!), balanceMicros, replayed: false };
+        });
+      try {
+        return await adjustment();
+      } catch (error) {
+        if (!(error instanceof Replayed)) throw error;
+        return {
+          entry: toLedgerEntry(error.entry),
+          balanceMicros: error.balanceMicros,
+          replayed: true,
+        };
+      }
     },
     async listEntries(accountId, { limit }) {
       const rows = await db

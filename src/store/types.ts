@@ -155,12 +155,17 @@ export interface LedgerStore {
     accountId: string;
     amountMicros: number;
     reason: string;
+    /**
+     * Makes the entry once per account: when the account already has an entry with this
+     * request id, nothing changes and that entry comes back with `replayed: true` and the
+     * current balance (whatever the new amount and reason; the caller compares them).
+     */
     requestId?: string;
     /** Highest balance allowed after the entry (`Number.MAX_SAFE_INTEGER` when absent). */
     maxBalanceMicros?: number;
     /** Who made it: an `account.credit` / `account.debit` event in the entry's transaction. */
     audit?: AuditOrigin;
-  }): Promise<{ entry: LedgerEntry; balanceMicros: number }>;
+  }): Promise<{ entry: LedgerEntry; balanceMicros: number; replayed: boolean }>;
   listEntries(accountId: string, options: { limit: number }): Promise<LedgerEntry[]>;
   /**
    * One page of the account's ledger, newest first, each entry with the balance right after it;

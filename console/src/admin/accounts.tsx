@@ -2,7 +2,7 @@
  * @module console/admin/accounts
  * Operators find accounts by email and credit or debit one, with a reason, through the ledger.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { formatMicros, parseAmount } from "../money.ts";
 import type { Account, List } from "../types.ts";
@@ -44,11 +44,21 @@ export function useAccountSearch(email: string) {
   return { rows, hasMore, loadMore, more, first };
 }
 
+/** A random key; `crypto.randomUUID` needs a secure context, which a plain-HTTP console is not. */
+function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `console-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+}
+
 function CreditForm(props: { account: Account; onDone: () => void }) {
   const [direction, setDirection] = useState<"credit" | "debit">("credit");
   const [amount, setAmount] = useState("");
   const [reason, setReason] = useState("");
   const action = useAction();
+  // One idempotency key per intended entry: sending the same direction, amount and reason again
+  // (after a timeout or a lost answer) reuses it, so the ledger gets one entry; any change, or
+  // a success, starts a new one.
+  const intent = useRef<{ signature: string; key: string } | undefined>(undefined);
   const micros = parseAmount(amount);
   const valid = micros !== undefined && micros > 0n && reason.trim() !== "";
   return (
@@ -60,10 +70,17 @@ function CreditForm(props: { account: Account; onDone: () => void }) {
         if (!valid) return;
         void action.run(async () => {
           const signed = direction === "credit" ? micros : -micros;
+          const signature = `${props.account.id} ${signed} ${reason.trim()}`;
+          if (intent.current?.signature !== signature)
+            intent.current = { signature, key: newIdempotencyKey() };
           const entry = await api<{ balance_micros: number }>(
             `/v1/admin/accounts/${encodeURIComponent(props.account.id)}/credit`,
-            { json: { amount_micros: Number(signed), reason: reason.trim() } },
+            {
+              json: { amount_micros: Number(signed), reason: reason.trim() },
+              idempotencyKey: intent.current.key,
+            },
           );
+          intent.current = undefined;
           setAmount("");
           setReason("");
           props.onDone();

@@ -7,6 +7,7 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { adjustBalance } from "../../billing/index.ts";
+import { IDEMPOTENT_REPLAYED_HEADER, readIdempotencyKey } from "../../core/idempotency-key.ts";
 import type { Services } from "../../core/services.ts";
 import { GatewayError } from "../../errors/index.ts";
 import { auditOrigin } from "../../http/audit-origin.ts";
@@ -145,7 +146,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
   registerRoute(app, services, {
     method: "POST",
     path: "/v1/admin/accounts/:id/credit",
-    summary: "Credit (positive) or debit (negative) an account through the ledger.",
+    summary:
+      "Credit (positive) or debit (negative) an account through the ledger. With `Idempotency-Key` a retry returns the first entry (`Idempotent-Replayed: true`) instead of moving the balance again.",
     tags: ["admin"],
     auth: "admin",
     body: Type.Object(
@@ -159,7 +161,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
       },
       { additionalProperties: false },
     ),
-    async handler({ params, body, caller, request }) {
+    async handler({ params, body, caller, request, reply }) {
+      const idempotencyKey = readIdempotencyKey(request.headers);
       const account = await requireAccount(services, params.id);
       if (body.amount_micros === 0) {
         throw new GatewayError(
@@ -168,13 +171,15 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
           { param: "amount_micros" },
         );
       }
-      const { entry, balanceMicros } = await adjustBalance(services.store, {
+      const { entry, balanceMicros, replayed } = await adjustBalance(services.store, {
         accountId: account.id,
         amountMicros: body.amount_micros,
         reason: `${body.reason} (by ${caller.accountId})`,
         maxBalanceMicros: services.config.billing.max_balance_micros,
         audit: auditOrigin(request, caller, body.reason),
+        ...(idempotencyKey === null ? {} : { idempotencyKey }),
       });
+      if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return {
         object: "ledger_entry",
         id: entry.id,

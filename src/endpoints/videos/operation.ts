@@ -14,6 +14,7 @@ import {
   spendLimitsOf,
 } from "../../billing/index.ts";
 import type { CatalogModel } from "../../catalog/index.ts";
+import { IDEMPOTENT_REPLAYED_HEADER, readIdempotencyKey } from "../../core/idempotency-key.ts";
 import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { detachedSignal } from "../../core/request-context.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -24,7 +25,6 @@ import { renderVideoTask, routeKey } from "../../tasks/index.ts";
 import { planVideo } from "./plan-video.ts";
 import type { VideoGenerationRequest } from "./schema.ts";
 
-const MAX_IDEMPOTENCY_KEY = 255;
 /** Request bodies kept on the task whole up to this size; larger ones (inline media) are summarized. */
 const MAX_KEPT_BODY_CHARS = 16 * 1024;
 
@@ -65,21 +65,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function idempotencyKey(headers: OperationContext["headers"]): string | null {
-  const raw = headers["idempotency-key"];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined || value === "") return null;
-  if (value.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(value))
-    throw new GatewayError(
-      "invalid_parameter",
-      {
-        detail: `Invalid 'Idempotency-Key' header: at most ${MAX_IDEMPOTENCY_KEY} printable characters without spaces.`,
-      },
-      { param: "Idempotency-Key" },
-    );
-  return value;
-}
-
 function vendorError(error: unknown): { code: string; message: string } {
   if (UpstreamError.isInstance(error))
     return { code: error.vendorCode ?? `http_${error.status ?? "error"}`, message: error.message };
@@ -95,7 +80,7 @@ export async function submitVideoTask(
 ): Promise<OperationResult> {
   const { services, model } = context;
   const plan = planVideo(body, model);
-  const key = idempotencyKey(context.headers);
+  const key = readIdempotencyKey(context.headers);
   if (body.webhook_url !== undefined) await services.videoTasks.checkWebhookUrl(body.webhook_url);
   const health = services.routeHealth;
   const logAttempt = logAttempts(context);
@@ -142,7 +127,7 @@ export async function submitVideoTask(
         kind: "accepted",
         status: 202,
         body: renderVideoTask(created.task),
-        headers: { "idempotent-replayed": "true" },
+        headers: { [IDEMPOTENT_REPLAYED_HEADER]: "true" },
       };
     }
 
