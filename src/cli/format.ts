@@ -49,11 +49,20 @@ export function printAccount(out: Out, account: AccountJson): void {
 
 export function printLedgerEntry(
   out: Out,
-  entry: { id: string; account_id: string; amount_micros: number; balance_micros: number },
+  entry: {
+    id: string;
+    account_id: string;
+    amount_micros: number;
+    balance_micros: number;
+    replayed?: boolean;
+  },
 ): void {
   const verb = entry.amount_micros < 0 ? "Debited" : "Credited";
+  const done = `${verb} ${usd(Math.abs(entry.amount_micros))} ${entry.amount_micros < 0 ? "from" : "to"} ${entry.account_id} (ledger entry ${entry.id})`;
   out(
-    `${verb} ${usd(Math.abs(entry.amount_micros))} ${entry.amount_micros < 0 ? "from" : "to"} ${entry.account_id} (ledger entry ${entry.id}); balance ${usd(entry.balance_micros)}.`,
+    entry.replayed
+      ? `Already done with this idempotency key: ${done}; nothing changed. Balance ${usd(entry.balance_micros)}.`
+      : `${done}; balance ${usd(entry.balance_micros)}.`,
   );
 }
 

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { adjustBalance } from "../billing/index.ts";
 import { Catalog, loadCatalogData } from "../catalog/index.ts";
 import { type Config, loadConfig } from "../config/index.ts";
+import { readIdempotencyKey } from "../core/idempotency-key.ts";
 import { compileValidator } from "../core/validate.ts";
 import { createAccount, describeAccount, NewAccountBody } from "../endpoints/account/accounts.ts";
 import {
@@ -162,6 +163,15 @@ function refuseExtraArguments(command: string, positionals: string[], takes: num
   );
 }
 
+/** `--idempotency-key`, checked as the API checks its header (a usage error otherwise). */
+function cliIdempotencyKey(value: string | undefined): string | null {
+  try {
+    return readIdempotencyKey({ "idempotency-key": value });
+  } catch {
+    throw usage("--idempotency-key is at most 255 printable characters without spaces");
+  }
+}
+
 export async function runAccountsCommand(args: string[], out: Out): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -174,6 +184,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
       "balance-micros": { type: "string" },
       "amount-micros": { type: "string" },
       reason: { type: "string" },
+      "idempotency-key": { type: "string" },
       json: { type: "boolean" },
     },
   });
@@ -223,6 +234,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
         }
         if (values.reason.length > MAX_REASON_LENGTH)
           throw usage(`--reason is at most ${MAX_REASON_LENGTH} characters`);
+        const idempotencyKey = cliIdempotencyKey(values["idempotency-key"]);
         const account = await store.findAccountById(positionals[0]);
         if (!account) throw notFound(`No account '${positionals[0]}'.`);
         refuseDebitBesideGateway(config, amount);
@@ -232,6 +244,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
           reason: `${values.reason} (cli)`,
           maxBalanceMicros: config.billing.max_balance_micros,
           audit: { ...CLI_ORIGIN, reason: values.reason },
+          ...(idempotencyKey === null ? {} : { idempotencyKey }),
         });
         emit(
           out,
@@ -242,6 +255,7 @@ export async function runAccountsCommand(args: string[], out: Out): Promise<numb
             kind: result.entry.kind,
             amount_micros: amount,
             balance_micros: result.balanceMicros,
+            replayed: result.replayed,
           },
           printLedgerEntry,
         );
