@@ -157,19 +157,35 @@ export function sqlTaskStore(
     },
 
     async markVideoTaskSubmitted(id, submission) {
+      const providerTaskId = storedText(submission.providerTaskId);
       const row = await db
         .updateTable("video_tasks")
         .set({
-          provider_task_id: storedText(submission.providerTaskId),
+          provider_task_id: providerTaskId,
           provider_record: json(submission.providerRecord),
           next_poll_at: submission.nextPollAt,
           updated_at: Date.now(),
         })
         .where("id", "=", id)
         .where("status", "in", UNFINISHED)
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("video_tasks as other")
+                .select("other.id")
+                .where("other.provider_task_id", "=", providerTaskId)
+                .whereRef("other.route", "=", "video_tasks.route")
+                .where("other.id", "!=", id),
+            ),
+          ),
+        )
         .returning("id")
         .executeTakeFirst();
-      return row !== undefined;
+      if (row) return "followed";
+      const task = await selectTask().where("id", "=", id).executeTakeFirst();
+      return task && (UNFINISHED as readonly string[]).includes(task.status)
+        ? "duplicate"
+        : "finished";
     },
 
     async extendVideoTaskSubmission(id, nextPollAt) {

@@ -130,13 +130,13 @@ export interface TaskStore {
    */
   createVideoTask(task: NewVideoTask): Promise<CreateTaskResult>;
   /**
-   * The vendor took the task: its id and first record. False when the task was finished
-   * meanwhile (taken for an interrupted submission): nothing is written then.
+   * The vendor took the task: its id and first record, unless the task was finished meanwhile
+   * (taken for an interrupted submission) or the id is another task's (see `SubmissionMark`).
    */
   markVideoTaskSubmitted(
     id: string,
     submission: { providerTaskId: string; providerRecord: unknown; nextPollAt: number },
-  ): Promise<boolean>;
+  ): Promise<SubmissionMark>;
   /**
    * A submission still under way: the task, not yet acknowledged by the vendor, is not taken for
    * an interrupted one before `nextPollAt`.
@@ -207,3 +207,11 @@ export interface TaskStore {
   /** With `audit`, a `webhook_secret.rotate` event (never the secret) in the same transaction. */
   rotateWebhookSecret(accountId: string, secret: string, audit?: AuditOrigin): Promise<string>;
 }
+
+/**
+ * What became of a vendor's acknowledgement: `followed`; `finished` (the task was given up as
+ * interrupted meanwhile); `duplicate` (another task at the same route already follows this
+ * vendor task id: a vendor that repeats an id would otherwise have one video charged twice).
+ * Only `followed` writes anything.
+ */
+export type SubmissionMark = "followed" | "finished" | "duplicate";

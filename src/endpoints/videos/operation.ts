@@ -173,12 +173,28 @@ export async function submitVideoTask(
     } finally {
       clearInterval(alive);
     }
-    const followed = await services.store.markVideoTaskSubmitted(task.id, {
+    const mark = await services.store.markVideoTaskSubmitted(task.id, {
       providerTaskId: submission.providerTaskId,
       providerRecord: submission.providerRecord,
       nextPollAt: services.now() + services.videoTasks.firstPollMs,
     });
-    if (!followed) cancelAbandoned(services, vendor, route.upstreamModel, task.id, submission);
+    if (mark === "finished")
+      cancelAbandoned(services, vendor, route.upstreamModel, task.id, submission);
+    if (mark === "duplicate") {
+      // The vendor named a task another submission already follows: following both would
+      // charge one video twice. This one fails, its hold released; the other goes on.
+      const detail = `the vendor answered with the task id '${submission.providerTaskId}' of another task`;
+      services.logger.error(
+        { taskId: task.id, providerTaskId: submission.providerTaskId, route: routeKey(route) },
+        "the vendor acknowledged a video task with the id of a task already followed; this one fails, its hold released",
+      );
+      await services.store.releaseIdempotencyKey(task.id);
+      await services.videoTasks.finish(task, "failed", {
+        code: "DuplicateTaskId",
+        message: detail,
+      });
+      throw new GatewayError("upstream_error", { detail });
+    }
     services.videoTasks.kick();
     const submitted = (await services.store.findVideoTaskById(task.id)) ?? task;
     return {

@@ -4,8 +4,9 @@
  * - family A (`motion*`, DashScope Wan): `input` and `parameters` go to the vendor as sent, but for
  *   the tier field and the duration, added when `parameters` lacks them; the billed `duration`
  *   and `resolution` are the top-level fields (defaults 5 and `720p`), checked against the
- *   model's capabilities and against every tier `parameters` names, so the video generated is
- *   the video billed;
+ *   model's capabilities and against every tier `parameters` names (a null one is replaced by
+ *   the billed value; one of the wrong type or an unknown `size` is refused), so the video
+ *   generated is the video billed;
  * - family B (`gen-video*`, xAI): the vendor's body is built from `prompt`, `image` (an object
  *   `{url}`, required for image-only models), `duration`, `resolution` and `aspect_ratio`.
  */
@@ -121,11 +122,47 @@ function ignored(fields: string[], model: CatalogModel): CallWarning[] {
   }));
 }
 
+/** The `parameters` fields that decide what is made, so what is billed, and their types. */
+const BILLED_PARAMETERS = {
+  duration: "number",
+  resolution: "string",
+  size: "string",
+  ratio: "string",
+};
+
+/**
+ * `parameters` with its billed fields checked: null is left out (the billed value is sent
+ * instead), any other value must have the field's type, and a `size` must be a Wan size this
+ * gateway knows the tier of. A value the checks let through unread would reach the vendor,
+ * which makes what it reads (its default for null: 1080p, 5 s) at the price of what was billed.
+ */
+function billedParameters(
+  parameters: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (!parameters) return undefined;
+  const checked = { ...parameters };
+  for (const [name, type] of Object.entries(BILLED_PARAMETERS)) {
+    const value = checked[name];
+    if (value === null) delete checked[name];
+    else if (value !== undefined && typeof value !== type)
+      throw invalid(
+        `parameters.${name}`,
+        `Invalid 'parameters.${name}': expected a ${type}, got ${JSON.stringify(value)}.`,
+      );
+  }
+  if (typeof checked.size === "string" && SIZE_TIERS[checked.size] === undefined)
+    throw invalid(
+      "parameters.size",
+      `Invalid 'parameters.size': one of ${Object.keys(SIZE_TIERS).join(", ")}; got ${JSON.stringify(checked.size)}.`,
+    );
+  return checked;
+}
+
 function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPlan {
   const caps = model.capabilities;
   const input = objectOf(body.input);
   if (!input) throw new GatewayError("missing_parameter", { param: "input" }, { param: "input" });
-  const parameters = objectOf(body.parameters);
+  const parameters = billedParameters(objectOf(body.parameters));
   const askedDuration = parameters?.duration;
   const duration = oneOf(
     "duration",
