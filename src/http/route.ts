@@ -81,6 +81,39 @@ const NO_CALLER: Caller = { accountId: "", role: "user" };
  */
 const CLIENT_MARKERS = ["beta"];
 
+/** Numbers as people write them in a query: decimal digits, no `0x10`, `1e3` or blank. */
+const DECIMAL = { integer: /^-?\d{1,16}$/, number: /^-?\d{1,16}(\.\d{1,16})?$/ };
+
+/**
+ * Query values arrive as strings; those a schema reads as numbers are converted only when they
+ * are written as decimals. TypeBox's conversion alone reads `1.5` and `1e2` as 1 and `0x10` as
+ * 16 for an integer: a page the client did not ask for, without a word. Any other text stays a
+ * string, which the schema then refuses (`400` naming the parameter).
+ */
+function convertQuery(schema: TSchema, raw: unknown): unknown {
+  // Copied first: the conversion changes the object it is given.
+  const written = raw !== null && typeof raw === "object" ? { ...raw } : raw;
+  const converted = Value.Convert(schema, raw ?? {});
+  if (
+    raw === null ||
+    typeof raw !== "object" ||
+    converted === null ||
+    typeof converted !== "object"
+  )
+    return converted;
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  for (const [name, value] of Object.entries(written as object)) {
+    const type = properties?.[name]?.type;
+    if (
+      (type === "integer" || type === "number") &&
+      typeof value === "string" &&
+      !DECIMAL[type].test(value)
+    )
+      (converted as Record<string, unknown>)[name] = value;
+  }
+  return converted;
+}
+
 /** The query parameters a route's schema declares, and the client markers. */
 function declaredParameters(schema: TSchema | undefined): ReadonlySet<string> {
   const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
@@ -219,7 +252,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
       // Query values arrive as strings: `?limit=10` must satisfy an integer schema.
       const query = (
         validateQuery && definition.query
-          ? validateQuery(Value.Convert(definition.query, request.query ?? {}))
+          ? validateQuery(convertQuery(definition.query, request.query))
           : undefined
       ) as Context["query"];
       const result = await definition.handler({
