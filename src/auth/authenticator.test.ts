@@ -11,7 +11,9 @@ const account: Account = {
   balanceMicros: 0,
   heldMicros: 0,
   createdAt: 0,
-} as unknown as Account;
+  suspendedAt: null,
+  suspendedReason: null,
+};
 
 function keyRecord(revokedAt: number | null): ApiKeyRecord {
   return {

@@ -3,7 +3,9 @@
  * Turns a bearer credential into a caller: an API key (for every API) or a login session token
  * (for the account endpoints only). Key lookups are cached in memory by hash and dropped from
  * the cache when a key is revoked, so revocation takes effect at once on this instance. A key
- * minted by a key is loaded with its ancestors and refused when any of them is revoked.
+ * minted by a key is loaded with its ancestors and refused when any of them is revoked. The
+ * keys and sessions of a suspended account are refused (`account_suspended`); suspending drops
+ * the account's keys from the cache as a revocation does.
  */
 import { GatewayError } from "../errors/index.ts";
 import type {
@@ -60,6 +62,11 @@ export function assertAccountWide(caller: Caller, action: string): void {
     throw new GatewayError("invalid_request", {
       detail: `A key minted by a key cannot ${action}; use a session or a key no key minted.`,
     });
+}
+
+/** An operator suspended the account: its keys and sessions are refused (`403`). */
+export function refuseSuspended(account: { suspendedAt: number | null }): void {
+  if (account.suspendedAt !== null) throw new GatewayError("account_suspended");
 }
 
 interface CacheEntry {
@@ -136,6 +143,8 @@ export function createAuthenticator(
       cache.delete(hash);
       reject();
     }
+    // Not cached: lifting the suspension takes effect at the next request.
+    refuseSuspended(account);
     // A minted key carries its chain of parents: for their budgets and their revocation.
     const key =
       found.parentKeyId === null
@@ -154,6 +163,7 @@ export function createAuthenticator(
         const account =
           session && session.expiresAt > now() && (await store.findAccountById(session.accountId));
         if (!account) reject();
+        refuseSuspended(account);
         return { accountId: account.id, role: account.role, sessionHash };
       }
       return authenticateKey(token);

@@ -25,6 +25,12 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "Email or password is wrong.",
   },
+  account_suspended: {
+    status: 403,
+    type: "permission_error",
+    message:
+      "This account is suspended: its keys and sessions are refused. Contact the operator of this gateway.",
+  },
   admin_required: {
     status: 403,
     type: "permission_error",

@@ -14,6 +14,7 @@ import { sqlBudgetStore } from "./sql-budgets.ts";
 import { sqlCreditCodeStore } from "./sql-credit-codes.ts";
 import { sqlLedgerStore } from "./sql-ledger.ts";
 import { sqlResponseStore } from "./sql-responses.ts";
+import { sqlSuspensionStore } from "./sql-suspension.ts";
 import { sqlTaskStore } from "./sql-tasks.ts";
 import type { AccountListOptions, Store } from "./types.ts";
 
@@ -75,6 +76,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
     ...sqlAuditStore(handle.db, handle.transactions),
     ...sqlCreditCodeStore(handle.db, handle.transactions),
     ...sqlBudgetStore(handle.db, handle.transactions, holds),
+    ...sqlSuspensionStore(handle.db, handle.transactions),
     close: () => handle.close(),
   };
 }

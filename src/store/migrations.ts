@@ -340,6 +340,14 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
     "0015_one_closing_per_request": oneClosingMigration(dialect),
     // Budget alerts' webhook deliveries retried from the database (src/store/budget-webhooks.ts).
     "0016_budget_webhook_deliveries": budgetWebhooksMigration,
+    // An operator's suspension of an account (src/store/sql-suspension.ts): its keys and
+    // sessions refused until it is lifted.
+    "0017_account_suspension": {
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable("accounts").addColumn("suspended_at", "bigint").execute();
+        await db.schema.alterTable("accounts").addColumn("suspended_reason", "text").execute();
+      },
+    },
   };
 }
 

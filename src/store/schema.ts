@@ -14,6 +14,9 @@ export interface AccountsTable {
   /** Sum of open billing holds; available balance is `balance_micros - held_micros`. */
   held_micros: Generated<number>;
   created_at: number;
+  /** When an operator suspended the account (null: not suspended), and why. */
+  suspended_at: number | null;
+  suspended_reason: string | null;
 }
 
 export interface ApiKeysTable {

@@ -19,7 +19,7 @@ import {
   type SpendLimitPeriod,
 } from "./types.ts";
 
-function toAccount(row: Selectable<AccountsTable>): Account {
+export function toAccount(row: Selectable<AccountsTable>): Account {
   return {
     id: row.id,
     email: row.email,
@@ -27,6 +27,8 @@ function toAccount(row: Selectable<AccountsTable>): Account {
     balanceMicros: Number(row.balance_micros),
     heldMicros: Number(row.held_micros),
     createdAt: Number(row.created_at),
+    suspendedAt: row.suspended_at === null ? null : Number(row.suspended_at),
+    suspendedReason: row.suspended_reason,
   };
 }
 
@@ -181,7 +183,7 @@ export function sqlAccountStore(
         }),
         row.created_at,
       );
-      return toAccount({ ...row, held_micros: 0 });
+      return toAccount({ ...row, held_micros: 0, suspended_at: null, suspended_reason: null });
     },
     async findAccountById(id) {
       const row = await db

@@ -19,6 +19,9 @@ export interface Account {
   /** Sum of open billing holds. */
   heldMicros: number;
   createdAt: number;
+  /** When an operator suspended the account, or null; its keys and sessions are refused. */
+  suspendedAt: number | null;
+  suspendedReason: string | null;
 }
 
 /** The periods a key's spend cap may count over (UTC boundaries; weeks start on Monday). */
@@ -117,6 +120,20 @@ export interface AccountStore {
   /** Oldest first (id on a tie), after `after` or skipping `offset`, whose email contains `emailContains`. */
   listAccounts(options: AccountListOptions): Promise<Account[]>;
   countAccounts(options?: { emailContains?: string }): Promise<number>;
+}
+
+export interface AccountSuspensionStore {
+  /**
+   * Suspends the account (`suspension` given) or lifts its suspension (null), with its
+   * `account.suspend` / `account.unsuspend` audit event in the same transaction. Suspending a
+   * suspended account, or lifting a suspension there is none of, changes and records nothing.
+   * False for an unknown account.
+   */
+  setAccountSuspension(
+    id: string,
+    suspension: { at: number; reason: string } | null,
+    audit?: AuditOrigin,
+  ): Promise<boolean>;
 }
 
 export interface KeyStore {
@@ -221,7 +238,8 @@ export interface Store
     ResponseStore,
     AuditStore,
     CreditCodeStore,
-    BudgetStore {
+    BudgetStore,
+    AccountSuspensionStore {
   close(): Promise<void>;
 }
 

@@ -57,6 +57,8 @@ export function describeAccount(account: Account) {
     balance_micros: account.balanceMicros,
     balance_usd: (account.balanceMicros / 1_000_000).toFixed(6),
     created_at: new Date(account.createdAt).toISOString(),
+    suspended_at: account.suspendedAt === null ? null : new Date(account.suspendedAt).toISOString(),
+    suspended_reason: account.suspendedReason,
   };
 }
 

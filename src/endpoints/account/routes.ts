@@ -10,6 +10,7 @@ import {
   generateApiKey,
   hashPassword,
   hashSecret,
+  refuseSuspended,
   SESSION_PREFIX,
   verifyPassword,
 } from "../../auth/index.ts";
@@ -111,6 +112,7 @@ export function registerAccountRoutes(app: FastifyInstance, services: Services):
         account?.passwordHash ?? (await dummyHash),
       ).then((matches) => matches && Boolean(account?.passwordHash));
       if (!account || !valid) throw new GatewayError("invalid_credentials");
+      refuseSuspended(account);
       const token = `${SESSION_PREFIX}${randomBase62(40)}`;
       const ttl = services.config.auth.session_ttl_seconds;
       const expiresAt = services.now() + ttl * 1000;

@@ -23,6 +23,7 @@ import {
 } from "../account/issue-key.ts";
 import { revokeKeyTree } from "../account/key-tree.ts";
 import { registerAuditRoute } from "./audit-route.ts";
+import { registerSuspensionRoutes } from "./suspension-routes.ts";
 
 /** Amounts stay exact JavaScript integers (about 9 billion USD). */
 const MAX_MICROS = Number.MAX_SAFE_INTEGER;
@@ -215,4 +216,5 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services): v
   });
 
   registerAuditRoute(app, services);
+  registerSuspensionRoutes(app, services);
 }
