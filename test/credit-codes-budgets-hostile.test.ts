@@ -133,9 +133,6 @@ describe("budgets and spend caps, hostile", () => {
   });
   afterAll(() => gateway.close());
 
-  const patchBudget = (key: string, json: unknown) =>
-    gateway.request("/v1/account/budget", { key, method: "PATCH", json });
-
   it("keeps a capped parent's cap when its children burst concurrently", async () => {
     const body = chat("[[sandbox:delay=300]] burst");
     const quote = await gateway.request("/v1/billing/quote", { key: gateway.adminKey, json: body });
