@@ -9,6 +9,8 @@ export interface Account {
   role: "user" | "admin";
   balance_micros: number;
   created_at: string;
+  suspended_at: string | null;
+  suspended_reason: string | null;
 }
 
 export interface ApiKey {

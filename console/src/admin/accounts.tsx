@@ -1,6 +1,7 @@
 /**
  * @module console/admin/accounts
- * Operators find accounts by email and credit or debit one, with a reason, through the ledger.
+ * Operators find accounts by email and credit or debit one, with a reason, through the ledger;
+ * or suspend one and lift its suspension (suspend-form.tsx).
  */
 import { useRef, useState } from "preact/hooks";
 import { api } from "../api.ts";
@@ -19,6 +20,7 @@ import {
   useLoad,
   When,
 } from "../ui.tsx";
+import { SuspendForm, UnsuspendButton } from "./suspend-form.tsx";
 
 export function useAccountSearch(email: string) {
   const [rows, setRows] = useState<Account[]>([]);
@@ -174,6 +176,8 @@ export function AccountSearchForm(props: {
 export function AdminAccountsPage() {
   const [email, setEmail] = useState("");
   const [selected, setSelected] = useState<Account | undefined>();
+  const [suspending, setSuspending] = useState<Account | undefined>();
+  const [rowNotice, setRowNotice] = useState<{ error?: string; done?: string }>({});
   const search = useAccountSearch(email);
   return (
     <Page title="Accounts">
@@ -185,6 +189,15 @@ export function AdminAccountsPage() {
         onSearch={setEmail}
       />
       <Notice error={search.first.error ?? search.more.error} />
+      <Notice error={rowNotice.error} done={rowNotice.done} />
+      {suspending ? (
+        <SuspendForm
+          account={suspending}
+          onDone={() => {
+            search.first.reload();
+          }}
+        />
+      ) : null}
       {selected ? (
         <CreditForm
           account={selected}
@@ -220,7 +233,15 @@ export function AdminAccountsPage() {
                   <td>
                     <code>{account.id}</code>
                   </td>
-                  <td>{account.role === "admin" ? <Badge tone="warn">admin</Badge> : "user"}</td>
+                  <td>
+                    {account.role === "admin" ? <Badge tone="warn">admin</Badge> : "user"}
+                    {account.suspended_at ? (
+                      <>
+                        {" "}
+                        <Badge tone="bad">suspended</Badge>
+                      </>
+                    ) : null}
+                  </td>
                   <td class="num">
                     <Money micros={account.balance_micros} />
                   </td>
@@ -232,10 +253,35 @@ export function AdminAccountsPage() {
                       type="button"
                       class="small secondary"
                       aria-label={`Credit or debit ${account.email}`}
-                      onClick={() => setSelected(account)}
+                      onClick={() => {
+                        setSuspending(undefined);
+                        setSelected(account);
+                      }}
                     >
                       Credit / debit
-                    </button>
+                    </button>{" "}
+                    {account.suspended_at ? (
+                      <UnsuspendButton
+                        account={account}
+                        onDone={(done) => {
+                          setRowNotice({ done });
+                          search.first.reload();
+                        }}
+                        onError={(error) => setRowNotice({ error })}
+                      />
+                    ) : (
+                      <button
+                        type="button"
+                        class="small danger"
+                        aria-label={`Suspend ${account.email}`}
+                        onClick={() => {
+                          setSelected(undefined);
+                          setSuspending(account);
+                        }}
+                      >
+                        Suspend
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}
