@@ -34,6 +34,19 @@ describe("completedUsage", () => {
     );
   });
 
+  it("adds its count of the answer to a report of reasoning only (Gemini without candidatesTokenCount)", async () => {
+    const reported: TokenUsage = {
+      input: { total: 10, cacheRead: 0, cacheWrite: 0 },
+      output: { total: 7, reasoning: 7 },
+      source: "upstream",
+    };
+    const charged = await completedUsage(reported, async () => usage(8, 500, "estimated"));
+    expect(charged.output).toEqual({ total: 507, reasoning: 7 });
+    expect(charged.input.total).toBe(10);
+    // A reasoning-only answer with nothing visible delivered: the report stands.
+    expect(await completedUsage(reported, async () => usage(8, 0, "estimated"))).toBe(reported);
+  });
+
   it("keeps the vendor's exact counts for an empty answer reported as empty", async () => {
     const reported = usage(10, 0, "upstream");
     expect(await completedUsage(reported, async () => usage(30, 0, "estimated"))).toBe(reported);

@@ -62,20 +62,33 @@ export class DeliveredText {
 
 /**
  * What an answer that was delivered whole (a stream that ran to its end, a JSON answer) is
- * charged: the upstream's report, unless it reports no output at all (none reported, or zero, as
- * an Anthropic stream without a `message_delta` usage leaves it) for an answer that has some;
- * then the larger of it and the gateway's own count. The own count is made only then: an answer
- * whose vendor reports its output is not read again.
+ * charged: the upstream's report, unless it reports no answer output (none reported; zero, as
+ * an Anthropic stream without a `message_delta` usage leaves it; or only reasoning, as a Gemini
+ * report without `candidatesTokenCount` reads) for an answer that has some. Then the gateway's
+ * own count of the answer is added to the reported reasoning, and each field is the larger of
+ * that and the report. The own count is made only then: an answer whose vendor reports its
+ * output is not read again.
  */
 export async function completedUsage(
   reported: TokenUsage | undefined,
   ownCount: () => Promise<TokenUsage>,
 ): Promise<TokenUsage> {
-  if (reported && reported.output.total > 0) return reported;
+  if (reported && answerTokens(reported) > 0) return reported;
   const own = await ownCount();
-  // An empty answer reported as empty: the vendor's counts stand (its input is exact).
-  if (reported && own.output.total === 0) return reported;
-  return atLeastDelivered(reported, own);
+  // An answer with no visible output (empty, or reasoning only) as reported: the vendor's
+  // counts stand (its input is exact, and reasoning is not always delivered as text).
+  if (reported && answerTokens(own) === 0) return reported;
+  if (!reported) return own;
+  const reasoning = Math.max(reported.output.reasoning, own.output.reasoning);
+  return atLeastDelivered(reported, {
+    ...own,
+    output: { total: reasoning + answerTokens(own), reasoning },
+  });
+}
+
+/** Output tokens that are the answer itself, not reasoning. */
+function answerTokens(usage: TokenUsage): number {
+  return Math.max(0, usage.output.total - usage.output.reasoning);
 }
 
 /** Field by field, the larger of the upstream's report and the gateway's own count. */

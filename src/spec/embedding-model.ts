@@ -34,3 +34,28 @@ export interface EmbeddingModel {
   readonly maxTokensPerCall?: number;
   doEmbed(options: EmbeddingCallOptions): Promise<EmbeddingResult>;
 }
+
+/**
+ * The Euclidean length of a vector, computed on the vector scaled by its largest component so
+ * that large finite values (1e200, whose square is Infinity) and tiny ones (1e-200, whose square
+ * is 0) do not overflow or vanish.
+ */
+export function vectorLength(vector: readonly number[]): number {
+  let largest = 0;
+  for (const value of vector) largest = Math.max(largest, Math.abs(value));
+  if (largest === 0 || !Number.isFinite(largest)) return largest;
+  let sum = 0;
+  for (const value of vector) sum += (value / largest) ** 2;
+  return largest * Math.sqrt(sum);
+}
+
+/** The vector scaled to unit length (a zero vector stays as it is). */
+export function toUnitLength(vector: readonly number[]): number[] {
+  let largest = 0;
+  for (const value of vector) largest = Math.max(largest, Math.abs(value));
+  if (largest === 0 || !Number.isFinite(largest)) return [...vector];
+  // Divided by the largest component first, so the length itself cannot overflow.
+  const scaled = vector.map((value) => value / largest);
+  const length = vectorLength(scaled);
+  return scaled.map((value) => value / length);
+}

@@ -5,6 +5,7 @@
  * default and decodes with a `Float32Array`); `float` is the JSON array. Also fits a vector that
  * came back longer than asked to the requested size (truncate, then renormalize).
  */
+import { toUnitLength } from "../../spec/index.ts";
 
 export type EncodingFormat = "float" | "base64";
 
@@ -34,7 +35,5 @@ export function encodeEmbedding(vector: number[], format: EncodingFormat): numbe
  */
 export function fitDimensions(vector: number[], dimensions: number | undefined): number[] {
   if (dimensions === undefined || vector.length <= dimensions) return vector;
-  const prefix = vector.slice(0, dimensions);
-  const norm = Math.sqrt(prefix.reduce((sum, value) => sum + value * value, 0));
-  return norm === 0 ? prefix : prefix.map((value) => value / norm);
+  return toUnitLength(vector.slice(0, dimensions));
 }

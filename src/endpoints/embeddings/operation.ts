@@ -98,7 +98,11 @@ async function embedOnRoute(
   return { route, parts, results };
 }
 
-/** Tokens of every part: the upstream's count, else the gateway's exact count of its texts. */
+/**
+ * Tokens of every part: the upstream's count, else the gateway's exact count of its texts. A
+ * count of zero for texts that are not empty is no count: the vectors were delivered, and are
+ * billed.
+ */
 async function sumTokens(
   texts: string[],
   { parts, results }: RouteOutcome,
@@ -107,7 +111,8 @@ async function sumTokens(
   let estimated = false;
   for (const part of parts) {
     const reported = results[part.index]?.tokens;
-    if (reported !== undefined) {
+    const empty = () => texts.slice(part.start, part.end).every((text) => text.length === 0);
+    if (reported !== undefined && (reported > 0 || empty())) {
       total += reported;
       continue;
     }

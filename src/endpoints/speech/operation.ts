@@ -22,10 +22,15 @@ interface Peeked {
   iterator: AsyncIterator<Uint8Array>;
 }
 
-/** Reads the first chunk now; the returned stream replays it, then goes on with the rest. */
+/**
+ * Reads the first chunk with bytes in it now (empty ones are skipped: base64 of nothing decodes
+ * to them); the returned stream replays it, then goes on with the rest.
+ */
 async function peek(audio: AsyncIterable<Uint8Array>): Promise<Peeked> {
   const iterator = audio[Symbol.asyncIterator]();
-  return { first: await iterator.next(), iterator };
+  let first = await iterator.next();
+  while (!first.done && first.value.byteLength === 0) first = await iterator.next();
+  return { first, iterator };
 }
 
 async function* replay({ first, iterator }: Peeked): AsyncGenerator<Uint8Array> {
@@ -38,11 +43,6 @@ async function* replay({ first, iterator }: Peeked): AsyncGenerator<Uint8Array> 
   } finally {
     await iterator.return?.();
   }
-}
-
-/** Header values must be Latin-1; a voice name outside printable ASCII is percent-encoded. */
-function headerSafe(value: string): string {
-  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
 }
 
 export async function runSpeech(
@@ -118,7 +118,8 @@ export async function runSpeech(
     body: bytes(),
     usage: async () => (state.failed ? undefined : usage()),
     headers: {
-      "x-switchyard-voice": headerSafe(plan.voice.voice),
+      // Percent-encoded by the HTTP layer when not printable ASCII (http/response-headers).
+      "x-switchyard-voice": plan.voice.voice,
       "x-switchyard-characters": String(countCharacters(body.input)),
     },
     warnings,

@@ -96,8 +96,14 @@ function parseErrorEvent(data: string): DashScopeErrorBody {
   return { message: data };
 }
 
-/** The inline audio of a JSON answer, when DashScope sent the bytes instead of a URL. */
+/**
+ * The inline audio of a JSON answer, when DashScope sent the bytes instead of a URL; `data` of
+ * another type than a base64 string is a protocol error (a 502), never a crash.
+ */
 export function inlineAudio(body: TtsBody): Uint8Array | undefined {
-  const data = body.output?.audio?.data;
-  return data ? decodeBase64(data) : undefined;
+  const data: unknown = body.output?.audio?.data;
+  if (data === undefined || data === null || data === "") return undefined;
+  if (typeof data !== "string")
+    throw protocolError(`DashScope's inline audio is ${typeof data}, not base64 text.`);
+  return decodeBase64(data);
 }

@@ -43,7 +43,7 @@ export interface GeminiUsageMetadata {
 export interface GeminiResponsePart {
   text?: string;
   thought?: boolean;
-  functionCall?: { name?: string; args?: unknown };
+  functionCall?: { name?: unknown; args?: unknown };
 }
 
 /** One `GenerateContentResponse`: the whole answer, or one chunk of a stream. */

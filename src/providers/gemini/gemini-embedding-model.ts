@@ -14,7 +14,7 @@ import type {
   EmbeddingModel,
   EmbeddingResult,
 } from "../../spec/index.ts";
-import { UpstreamError } from "../../spec/index.ts";
+import { toUnitLength, UpstreamError, vectorLength } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { usableVector } from "../kit/usable-vector.ts";
@@ -38,9 +38,9 @@ export interface GeminiEmbeddingConfig {
 
 /** Scales a vector to unit length (unchanged when it already is, or is all zeros). */
 export function normalizeVector(vector: number[]): number[] {
-  const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
-  if (norm === 0 || Math.abs(norm - 1) < 1e-6) return vector;
-  return vector.map((value) => value / norm);
+  const length = vectorLength(vector);
+  if (length === 0 || Math.abs(length - 1) < 1e-6) return vector;
+  return toUnitLength(vector);
 }
 
 function readVectors(body: unknown, count: number): number[][] {

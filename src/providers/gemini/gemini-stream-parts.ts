@@ -16,7 +16,7 @@ import { convertGeminiUsage } from "./convert-gemini-usage.ts";
 import type { GeminiResponse } from "./gemini-api-types.ts";
 import { isRetryableGeminiStatus } from "./gemini-error.ts";
 import { mapGeminiFinishReason } from "./map-gemini-finish-reason.ts";
-import { toolCallId } from "./read-gemini-response.ts";
+import { functionCallName, toolCallId } from "./read-gemini-response.ts";
 
 function parseChunk(data: string): GeminiResponse {
   try {
@@ -73,7 +73,16 @@ export async function* toChatStreamParts(
       for (const part of candidate?.content?.parts ?? []) {
         if (part.functionCall) {
           const index = toolCount++;
-          const name = part.functionCall.name ?? "";
+          let name: string;
+          try {
+            name = functionCallName(part.functionCall.name);
+          } catch (error) {
+            throw new UpstreamError({
+              kind: "protocol",
+              message: `Upstream sent ${(error as Error).message}.`,
+              cause: error,
+            });
+          }
           yield { type: "tool-call-start", index, id: toolCallId(index), name };
           const argumentsDelta = JSON.stringify(part.functionCall.args ?? {});
           yield { type: "tool-call-delta", index, argumentsDelta };
