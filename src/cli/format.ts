@@ -34,7 +34,7 @@ export function printAccounts(out: Out, accounts: AccountJson[]): void {
   const rows = accounts.map((account) => [
     account.id,
     account.email,
-    account.role,
+    account.suspended_at ? `${account.role} (suspended)` : account.role,
     account.balance_usd,
     account.created_at,
   ]);
