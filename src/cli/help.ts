@@ -64,11 +64,12 @@ See docs/sandbox.md.`,
   accounts: `Usage:
   switchyard accounts list [--json]
   switchyard accounts create --email E [--password P] [--admin] [--balance-micros N] [--json]
-  switchyard accounts credit <account-id> --amount-micros N --reason R [--json]
+  switchyard accounts credit <account-id> --amount-micros N --reason R [--idempotency-key K] [--json]
 
 Works on the configured database (switchyard.yaml, SWITCHYARD_CONFIG, DATABASE_URL).
 The email and password are checked as POST /v1/admin/accounts checks them; a negative
---amount-micros debits.
+--amount-micros debits. With --idempotency-key the entry is made at most once per account and
+key: run again, the command changes nothing and says so (the API's Idempotency-Key).
 
 Options:
 ${JSON_OPTION}

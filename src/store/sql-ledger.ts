@@ -55,26 +55,31 @@ export function sqlLedgerStore(
       const max = maxBalanceMicros ?? Number.MAX_SAFE_INTEGER;
       const credit = amountMicros > 0;
       // An entry with a request id is made once per account: a second one with the same id
-      // finds the first and changes nothing. The check follows the account's update, which on
-      // PostgreSQL holds the account's row until the commit, so of two racing the second sees
-      // the first's entry; `Replayed` rolls its update back.
-      const firstWithId = function* (): Generator<
-        CompiledQuery,
-        Selectable<LedgerEntriesTable> | undefined,
-        Record<string, unknown>[]
-      > {
-        if (requestId === undefined) return undefined;
-        const [row] = (yield db
+      // finds the first and changes nothing (`Replayed`). The account's row is taken first (a
+      // write that changes nothing: on PostgreSQL its lock, held to the commit), so of two
+      // adjustments racing under one id, whatever their amounts, the second waits for the first
+      // and then finds its entry.
+      const replayCheck = function* (): Generator<CompiledQuery, void, Record<string, unknown>[]> {
+        if (requestId === undefined) return;
+        const [account] = (yield db
+          .updateTable("accounts")
+          .set({ balance_micros: sql`balance_micros` })
+          .where("id", "=", accountId)
+          .returning("balance_micros")
+          .compile()) as Array<{ balance_micros: number }>;
+        if (!account) throw new Error(`No account ${accountId}`);
+        const [first] = (yield db
           .selectFrom("ledger_entries")
           .selectAll()
           .where("request_id", "=", requestId)
           .where("account_id", "=", accountId)
           .limit(1)
           .compile()) as Array<Selectable<LedgerEntriesTable>>;
-        return row;
+        if (first) throw new Replayed(first, Number(account.balance_micros));
       };
       const adjustment = () =>
         transactions.run(function* () {
+          yield* replayCheck();
           // Holds kept in memory (SQLite) are read inside the runner's synchronous step, so no
           // hold of this process can come between this read and the update.
           let elsewhere = heldElsewhere?.(accountId) ?? 0;
@@ -111,8 +116,6 @@ export function sqlLedgerStore(
               .compile()) as Array<{ balance_micros: number; held_micros: number }>;
             if (!account) throw new Error(`No account ${accountId}`);
             const balance = Number(account.balance_micros);
-            const first = yield* firstWithId();
-            if (first) throw new Replayed(first, balance);
             const held = Number(account.held_micros) + elsewhere;
             throw new BalanceOutOfRange(
               credit && balance + amountMicros > max ? "above_maximum" : "below_held",
@@ -121,8 +124,6 @@ export function sqlLedgerStore(
               max,
             );
           }
-          const first = yield* firstWithId();
-          if (first) throw new Replayed(first, Number(updated.balance_micros) - amountMicros);
           const [entry] = (yield db
             .insertInto("ledger_entries")
             .values({
