@@ -7,8 +7,10 @@
  *   model's capabilities and against every tier `parameters` names (a null one is replaced by
  *   the billed value; one of the wrong type or an unknown `size` is refused), so the video
  *   generated is the video billed;
- * - family B (`gen-video*`, xAI): the vendor's body is built from `prompt`, `image` (an object
- *   `{url}`, required for image-only models), `duration`, `resolution` and `aspect_ratio`.
+ * - family B (`gen-video*`, xAI): the vendor's body is built from `prompt` (optional with an
+ *   image: a neutral motion prompt is sent then), `image` (an object `{url}` with an https or
+ *   `data:image/` URL, required for image-only models), `duration`, `resolution` and
+ *   `aspect_ratio`.
  */
 import type { CatalogModel } from "../../catalog/index.ts";
 import { GatewayError } from "../../errors/index.ts";
@@ -220,6 +222,20 @@ function planFamilyA(body: VideoGenerationRequest, model: CatalogModel): VideoPl
   };
 }
 
+/** What image-to-video asks for when the client gives no prompt (the vendor requires one). */
+export const IMAGE_MOTION_PROMPT = "Animate this image with natural, subtle motion.";
+
+/** The first frame: an https URL, as spec 2.6 says, or an inline `data:image/…` URI. */
+function isImageUrl(value: string): boolean {
+  if (value.startsWith("data:image/")) return true;
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 function planFamilyB(body: VideoGenerationRequest, model: CatalogModel): VideoPlan {
   const caps = model.capabilities;
   const imageOnly = caps?.video_input === "i2v";
@@ -229,7 +245,13 @@ function planFamilyB(body: VideoGenerationRequest, model: CatalogModel): VideoPl
       { detail: `${model.id} makes video from an image: 'image' ({"url": …}) is required.` },
       { param: "image" },
     );
-  if (body.image === undefined && (body.prompt === undefined || body.prompt.trim() === ""))
+  if (body.image !== undefined && !isImageUrl(body.image.url))
+    throw invalid(
+      "image.url",
+      "Invalid 'image.url': an https URL of the first frame (or a data:image/… URI) is required.",
+    );
+  const promptless = body.prompt === undefined || body.prompt.trim() === "";
+  if (body.image === undefined && promptless)
     throw new GatewayError("missing_parameter", { param: "prompt" }, { param: "prompt" });
   const duration = oneOf("duration", body.duration ?? DEFAULT_DURATION, caps?.durations, model);
   const resolution = oneOf("resolution", body.resolution ?? "720p", caps?.resolutions, model);
@@ -239,7 +261,8 @@ function planFamilyB(body: VideoGenerationRequest, model: CatalogModel): VideoPl
     resolution,
     aspectRatio,
     vendorBody: {
-      ...(body.prompt === undefined ? {} : { prompt: body.prompt }),
+      // Optional with an image (spec 2.6), required by the vendor: the picture, set in motion.
+      prompt: promptless ? IMAGE_MOTION_PROMPT : body.prompt,
       ...(body.image === undefined ? {} : { image: { url: body.image.url } }),
       duration,
       resolution,
