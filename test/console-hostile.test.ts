@@ -121,12 +121,19 @@ describe.skipIf(chromiumMissing !== undefined)("console, hostile: browser", () =
     await page.getByLabel("Name", { exact: true }).fill("alice-key");
     await page.getByRole("button", { name: "Create key" }).click();
     await page.getByText('New key "alice-key".').waitFor();
+    // The key list reloads after a creation: let it finish, or its 401 below (not the click)
+    // would bring up the log-in form, and the click would wait for a link that is gone.
+    await page.waitForLoadState("networkidle");
 
     // Alice's session ends without her pressing "Log out": the cookie's Max-Age passes (or
     // she logged out in another tab). The browser drops the cookie; the open page learns it
     // at its next call (401) and shows the log-in form. Bob, at the same computer, logs in.
     await browser.context.clearCookies();
-    await page.getByRole("link", { name: "Balance", exact: true }).click();
+    // Whatever call comes first gets the 401: the click, or a reload still under way.
+    await page
+      .getByRole("link", { name: "Balance", exact: true })
+      .click({ timeout: 5_000 })
+      .catch(() => {});
     await page.getByRole("heading", { level: 1, name: "Log in" }).waitFor();
     await logIn(bob.email);
     await open("Playground", "Playground");
