@@ -124,9 +124,14 @@ describe.skipIf(chromiumMissing !== undefined)("console in a browser", () => {
     await page.getByLabel("Model", { exact: true }).selectOption(CHAT_MODEL);
     await page.getByLabel("Message", { exact: true }).fill("Say hello to the console test.");
     await page.getByRole("button", { name: "Send" }).click();
-    await expect
-      .poll(() => page.getByTestId("call-cost").textContent(), { timeout: 20_000 })
-      .toMatch(/^Cost: \d+\.\d+ USD$/);
+    // The cost, or the error the page shows instead (so a failure says why).
+    await page
+      .getByTestId("call-cost")
+      .or(page.getByRole("alert"))
+      .first()
+      .waitFor({ timeout: 20_000 });
+    expect(await page.getByRole("alert").allTextContents()).toEqual([]);
+    expect(await page.getByTestId("call-cost").textContent()).toMatch(/^Cost: \d+\.\d+ USD$/);
     expect((await page.getByTestId("chat-answer").textContent())!.length).toBeGreaterThan(0);
     await page.getByText("sandbox", { exact: true }).waitFor();
     const cost = (await page.getByTestId("call-cost").textContent())!.replace("Cost: ", "");

@@ -5,10 +5,10 @@
  * held in memory only. Each answer shows what it cost (`x-switchyard-cost-micros`, or the
  * `cost_micros` of a stream's usage chunk) and whether the sandbox answered it.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { refreshAccount } from "../account.ts";
 import { api, modelCall } from "../api.ts";
-import { sessionKeys, useStore } from "../state.ts";
+import { type SessionKey, sessionKeys, useStore } from "../state.ts";
 import type { List, Model } from "../types.ts";
 import { Badge, Field, Input, Money, Notice, Page, useAction, useLoad } from "../ui.tsx";
 
@@ -71,13 +71,15 @@ async function readChatStream(response: Response, onText: (text: string) => void
   return { text, cost };
 }
 
-function KeyPicker(props: { value: string; onValue: (value: string) => void }) {
-  const keys = useStore(sessionKeys);
+/** The key picker; `value` is the key in use (the newest session key until one is chosen). */
+function KeyPicker(props: {
+  value: string;
+  keys: readonly SessionKey[];
+  onValue: (value: string) => void;
+}) {
+  const { keys } = props;
   const [pasted, setPasted] = useState("");
   const chosen = keys.find((key) => key.secret === props.value);
-  useEffect(() => {
-    if (!props.value && keys.length > 0) props.onValue(keys[keys.length - 1]!.secret);
-  }, [keys.length]);
   return (
     <div class="inline-form">
       <Field
@@ -121,9 +123,14 @@ function KeyPicker(props: { value: string; onValue: (value: string) => void }) {
 }
 
 export function PlaygroundPage() {
-  const [key, setKey] = useState("");
+  // The key and the model are what the user picked, else a default derived at each render, never
+  // a default written back by an effect: an effect can run after the user's own pick (a slow
+  // browser) and overwrite it, and the call would go out with something not on the screen.
+  const sessionKeyList = useStore(sessionKeys);
+  const [pickedKey, setKey] = useState("");
+  const key = pickedKey || (sessionKeyList[sessionKeyList.length - 1]?.secret ?? "");
   const [mode, setMode] = useState<Mode>("chat");
-  const [model, setModel] = useState("");
+  const [pickedModel, setModel] = useState("");
   const [prompt, setPrompt] = useState("");
   const [voice, setVoice] = useState("alloy");
   const [outcome, setOutcome] = useState<Outcome | undefined>();
@@ -134,9 +141,9 @@ export function PlaygroundPage() {
   const models = (catalog.data?.data ?? []).filter(
     (entry) => entry.endpoint === endpoint && entry.available,
   );
-  useEffect(() => {
-    if (!models.some((entry) => entry.id === model)) setModel(models[0]?.id ?? "");
-  }, [mode, catalog.data]);
+  const model = models.some((entry) => entry.id === pickedModel)
+    ? pickedModel
+    : (models[0]?.id ?? "");
 
   const send = () =>
     void action.run(async () => {
@@ -193,7 +200,7 @@ export function PlaygroundPage() {
   return (
     <Page title="Playground">
       <div class="card">
-        <KeyPicker value={key} onValue={setKey} />
+        <KeyPicker value={key} keys={sessionKeyList} onValue={setKey} />
       </div>
       <div class="tabs" role="tablist" aria-label="What to try">
         {MODES.map((entry) => (
