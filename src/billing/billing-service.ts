@@ -220,7 +220,17 @@ export function createLedgerBilling(
             // A write whose outcome is unknown (the database's connection dropped after the
             // statement) is tried once more at once: the record's closing id tells a commit of
             // the first attempt from a request another path closed meanwhile.
-            const write = () => store.settle(record).catch(() => store.settle(record));
+            // A write refused twice is `store_unavailable`: the database's own words (a file
+            // path, a lock) are not the client's business.
+            const write = () =>
+              store
+                .settle(record)
+                .catch(() => store.settle(record))
+                .catch((error: unknown) => {
+                  throw GatewayError.isInstance(error)
+                    ? error
+                    : new GatewayError("store_unavailable", {}, { cause: error });
+                });
             const { ownClosing } = await close(input.requestId, write);
             // Closed by another path (an instance taken for dead was settled by a peer's
             // recovery): what it charged stands, and the answer is not delivered on top of it.

@@ -18,8 +18,11 @@ export interface DeliverySink {
   open(result: LongResult): void;
   /** Delivers the whole result; rejects when the delivery broke. */
   pump(result: LongResult, signal: AbortSignal): Promise<void>;
-  /** Ends the answer; `failed` when the delivery broke, `opened` when `open` had run. */
-  close(result: LongResult, outcome: { failed: boolean; opened: boolean }): void;
+  /**
+   * Ends the answer; `failed` when the delivery broke (`error` says why), `opened` when `open`
+   * had run.
+   */
+  close(result: LongResult, outcome: { failed: boolean; opened: boolean; error?: unknown }): void;
   /**
    * The sink hands the result on only once it is whole (MCP's collecting sink: a tool result is
    * one message): a delivery that broke or was aborted delivered nothing, and is charged nothing.
@@ -53,6 +56,7 @@ export async function deliverLongResult(
   const { logger, requestId } = control;
   let opened = false;
   let failed = false;
+  let failure: unknown;
   // Stopped when the client goes away, or when a checkpoint finds the request settled by
   // another path (`request_abandoned`): what follows would be delivered free.
   const stop = new AbortController();
@@ -75,6 +79,7 @@ export async function deliverLongResult(
     if (stop.signal.aborted && !control.signal.aborted) throw stop.signal.reason;
   } catch (error) {
     failed = true;
+    failure = error;
     logger.warn({ err: error, requestId }, `${result.kind} ended with an error`);
   } finally {
     checkpoints.stop();
@@ -97,7 +102,7 @@ export async function deliverLongResult(
       ).catch((error: unknown) => logger.error({ err: error, requestId }, "settlement failed"));
     }
     control.lease.release();
-    sink.close(result, { failed, opened });
+    sink.close(result, { failed, opened, error: failure });
   }
 }
 

@@ -13,6 +13,7 @@ import type {
   UsageAttribution,
 } from "../billing/index.ts";
 import type { CatalogModel, EndpointKind, ResolvedRoute } from "../catalog/index.ts";
+import type { GatewayError } from "../errors/index.ts";
 import type { CallWarning, Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { OutputCapControl } from "./output-cap.ts";
@@ -99,6 +100,13 @@ export type OperationResult =
       usage(): Promise<Usage | undefined>;
       /** True when the upstream broke mid-way (what was delivered is billed as `interrupted`). */
       interrupted?(): boolean;
+      /**
+       * The frames that end the stream when the gateway fails it after it started (its
+       * settlement refused, the request given up), for a dialect whose ending the HTTP layer
+       * cannot render alone (numbered events); without it the error is rendered in the
+       * endpoint's dialect. The upstream's own failures are frames of the stream itself.
+       */
+      failed?(error: GatewayError): readonly StreamFrame[];
     } & ResultExtras)
   | ({
       /** Raw bytes (audio) delivered as they come; `usage` as for streams. */

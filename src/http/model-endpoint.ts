@@ -111,6 +111,8 @@ export function registerModelEndpoint<S extends TSchema>(
       await outcome.deliver(
         httpDeliverySink(reply, answerHeaders(outcome), {
           heartbeatMs: services.config.server.sse_heartbeat_ms,
+          dialect: request.dialect ?? dialectFor(endpoint, model),
+          requestId: request.id,
         }),
       );
       return reply;

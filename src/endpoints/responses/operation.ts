@@ -221,6 +221,7 @@ function translatedStream(
     warnings,
     usage: billing.usage,
     interrupted: () => billing.state.interrupted,
+    failed: (error) => writer.failed(error),
   };
 }
 
@@ -281,5 +282,6 @@ function nativeStream(
       return billing.usage();
     },
     interrupted: () => billing.state.interrupted,
+    failed: (error) => relay.failed(error),
   };
 }
