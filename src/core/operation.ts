@@ -131,8 +131,8 @@ export interface ModelEndpoint<S extends TSchema> {
   /** Media type of the request body when it is not JSON (`multipart/form-data`), for OpenAPI. */
   bodyContentType?: string;
   response?: TSchema;
-  /** Media type of a non-JSON success body (e.g. `audio/mpeg`), for the OpenAPI document. */
-  responseContentType?: string;
+  /** Media types of a non-JSON success body (`audio/mpeg`, `audio/wav`), for OpenAPI. */
+  responseContentType?: string | readonly string[];
   /** The success status when it is not 200 (a video task's submission: 202), for OpenAPI. */
   successStatus?: number;
   /** `stream: true` answers Server-Sent Events (`text/event-stream`), for OpenAPI. */

@@ -4,6 +4,7 @@
  * requests) and builds the OpenAPI 3.1 document served at `/openapi.json`.
  */
 import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance } from "fastify";
 
 export interface RouteDoc {
@@ -16,8 +17,10 @@ export interface RouteDoc {
   bodyContentType?: string;
   query?: TSchema;
   response?: TSchema;
-  /** Response media type when it is not JSON (e.g. `audio/mpeg`, `text/event-stream`). */
-  responseContentType?: string;
+  /** Response media types when the body is not JSON (e.g. `audio/mpeg` or `audio/wav`). */
+  responseContentType?: string | readonly string[] | undefined;
+  /** Text media types the route answers besides JSON when asked (`text/csv`). */
+  alsoAnswers?: readonly string[] | undefined;
   successStatus?: number | undefined;
   /** With `stream: true` the success body is Server-Sent Events instead of JSON. */
   streams?: boolean | undefined;
@@ -39,8 +42,15 @@ export function registerRouteDoc(app: FastifyInstance, doc: RouteDoc): void {
 const ERROR_SCHEMA = {
   type: "object",
   description:
-    "Gateway-style error (provider-style `{code,message,request_id}` on `pictor` images and quota 429s).",
+    'Gateway-style error `{error}`; provider-style errors (`pictor` images, quota 429s) also carry `code`, `message` and `request_id` at the top level, and Anthropic-style ones (`/v1/messages`) `type: "error"` and `request_id`.',
   properties: {
+    code: {
+      type: "string",
+      description: "Provider style: `InvalidParameter`, `Throttling.RateQuota`, …",
+    },
+    message: { type: "string", description: "Provider style: the error's text." },
+    request_id: { type: "string", description: "The request's id (also in `x-request-id`)." },
+    type: { type: "string", description: "Anthropic style: always `error`." },
     error: {
       type: "object",
       properties: {
@@ -85,8 +95,11 @@ export function buildOpenApiDocument(
         parameters.push({ name, in: "query", required: false, schema } as never);
     }
     const successStatus = String(doc.successStatus ?? 200);
-    const responseContent = doc.responseContentType
-      ? { [doc.responseContentType]: { schema: { type: "string", format: "binary" } } }
+    const binaryTypes = doc.responseContentType ? [doc.responseContentType].flat() : [];
+    const responseContent = binaryTypes.length
+      ? Object.fromEntries(
+          binaryTypes.map((type) => [type, { schema: { type: "string", format: "binary" } }]),
+        )
       : {
           "application/json": {
             schema: doc.response ? plainSchema(doc.response) : { type: "object" },
@@ -99,6 +112,9 @@ export function buildOpenApiDocument(
               },
             },
           }),
+          ...Object.fromEntries(
+            (doc.alsoAnswers ?? []).map((type) => [type, { schema: { type: "string" } }]),
+          ),
         };
     paths[path] ??= {};
     paths[path][doc.method.toLowerCase()] = {
@@ -109,7 +125,8 @@ export function buildOpenApiDocument(
       ...(doc.body
         ? {
             requestBody: {
-              required: true,
+              // A route whose schema takes `{}` takes no body at all (it is read as `{}`).
+              required: !Value.Check(doc.body, {}),
               content: {
                 [doc.bodyContentType ?? "application/json"]: { schema: plainSchema(doc.body) },
               },
@@ -118,7 +135,11 @@ export function buildOpenApiDocument(
         : {}),
       ...(doc.security === false ? { security: [] } : {}),
       responses: {
-        [successStatus]: { description: "Success", content: responseContent },
+        // A 204 has no content: a client must not try to parse its empty body.
+        [successStatus]:
+          successStatus === "204"
+            ? { description: "Success, no content" }
+            : { description: "Success", content: responseContent },
         default: {
           description: "Error",
           content: { "application/json": { schema: ERROR_SCHEMA } },

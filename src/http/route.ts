@@ -45,6 +45,8 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
   query?: Q;
   response?: TSchema;
   successStatus?: number;
+  /** Text media types answered instead of JSON when asked (`text/csv`), for OpenAPI. */
+  alsoAnswers?: readonly string[];
   dialect?: ErrorDialect;
   handler(
     context: RouteContext<
@@ -225,6 +227,7 @@ export function registerRoute<B extends TSchema | undefined, Q extends TSchema |
     query: definition.query,
     response: definition.response,
     successStatus: definition.successStatus,
+    alsoAnswers: definition.alsoAnswers,
     security: definition.auth !== "none",
   });
   // Authentication runs before the body is read, so an anonymous client gets its 401 (or 403)

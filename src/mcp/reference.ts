@@ -90,7 +90,7 @@ export function referenceMarkdown(doc: RouteDoc): string {
     );
   }
   lines.push(
-    `## Answer (${doc.successStatus ?? 200}, ${doc.responseContentType ?? "application/json"})`,
+    `## Answer (${doc.successStatus ?? 200}, ${doc.responseContentType ? [doc.responseContentType].flat().join(" or ") : "application/json"})`,
     "",
   );
   lines.push(

@@ -65,6 +65,7 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
     tags: ["billing"],
     auth: "account",
     query: AccountUsageQuery,
+    alsoAnswers: ["text/csv"],
     handler: ({ caller, query, request, reply }) =>
       answerUsage(services, caller.accountId, query, request, reply),
   });
@@ -77,6 +78,7 @@ export function registerBillingRoutes(app: FastifyInstance, services: Services):
     tags: ["admin"],
     auth: "admin",
     query: AdminUsageQuery,
+    alsoAnswers: ["text/csv"],
     handler: ({ query, request, reply }) =>
       answerUsage(services, query.account, query, request, reply),
   });

@@ -137,6 +137,8 @@ export const ChatCompletionRequest = Type.Object(
     metadata: Type.Optional(
       Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), {
         maxProperties: 16,
+        // TypeBox puts the key's schema in `patternProperties`, where its length is lost.
+        propertyNames: { maxLength: 64 },
         description: "Up to 16 string pairs; recorded on the usage record.",
       }),
     ),

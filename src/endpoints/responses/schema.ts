@@ -203,6 +203,8 @@ export const ResponsesRequest = Type.Object(
     metadata: Type.Optional(
       Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 512 }), {
         maxProperties: 16,
+        // TypeBox puts the key's schema in `patternProperties`, where its length is lost.
+        propertyNames: { maxLength: 64 },
       }),
     ),
     user: Type.Optional(Type.String()),

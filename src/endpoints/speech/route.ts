@@ -21,7 +21,7 @@ export const speechEndpoint: ModelEndpoint<typeof SpeechRequest> = {
   tags: ["audio"],
   kinds: ["speech"],
   body: SpeechRequest,
-  responseContentType: "audio/mpeg",
+  responseContentType: ["audio/mpeg", "audio/wav"],
   dialect: "gateway",
   nullMeansAbsent: true,
   // Spec 7: an unsupported model (a chat model or an unknown one) is a 400 on speech.

@@ -32,7 +32,8 @@ export const VideoGenerationRequest = Type.Object(
     ),
     image: Type.Optional(
       Type.Object(
-        { url: Type.String({ minLength: 1, maxLength: 20_000_000 }) },
+        // Within the default 10 MiB body limit (`server.body_limit_bytes`), which also applies.
+        { url: Type.String({ minLength: 1, maxLength: 10_000_000 }) },
         {
           additionalProperties: false,
           description: "Family B: the first frame, as an object `{url}` (a string is refused).",
