@@ -220,7 +220,20 @@ async function handleImage(
   return sendEmbedBody(reply, context.state, fault, body);
 }
 
+/** The Qwen-Image models DashScope serves, each also as a dated snapshot (`…-2025-12-30`). */
+const QWEN_IMAGE_MODELS = new Set([
+  "qwen-image",
+  "qwen-image-plus",
+  "qwen-image-max",
+  "qwen-image-edit",
+  "qwen-image-edit-plus",
+  "qwen-image-edit-max",
+  "qwen-image-2.0",
+  "qwen-image-2.0-pro",
+]);
+
 export const imageHandler: MultimodalHandler = {
-  serves: (model) => model.startsWith("qwen-image"),
+  // Another `qwen-image…` name is DashScope's "Model not exist.", as any unknown model.
+  serves: (model) => QWEN_IMAGE_MODELS.has(model.replace(/-\d{4}-\d{2}-\d{2}$/, "")),
   handle: handleImage,
 };

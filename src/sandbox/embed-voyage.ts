@@ -2,7 +2,7 @@
  * @module sandbox/embed-voyage
  * The Voyage AI embeddings API at `POST /voyage/v1/embeddings`: `input` (string or list of at
  * most 1,000), `output_dimension` (256, 512, 1024, 2048 for the 4-series), `output_dtype`
- * (`float` only here), `encoding_format` (`null` or `base64`), `input_type`, `truncation`.
+ * (`float`, `int8`, `uint8`, or bit-packed `binary`/`ubinary`), `encoding_format` (`null` or `base64`), `input_type`, `truncation`.
  * The per-model token caps per batch (120K / 320K / 1M) are enforced, an OpenAI-style
  * `dimensions` is rejected, and every error is FastAPI's `{"detail": "..."}`. Usage reports
  * `total_tokens` only.
@@ -11,7 +11,13 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isRecord } from "./chat-request.ts";
-import { embeddingTokens, embeddingVector, float32Base64 } from "./embed-vectors.ts";
+import {
+  quantizedBase64,
+  quantizeVector,
+  VOYAGE_DTYPES,
+  type VoyageDtype,
+} from "./embed-quantize.ts";
+import { embeddingTokens, embeddingVector } from "./embed-vectors.ts";
 import { faultPreflight, hasBearerKey, sendEmbedBody } from "./request-faults.ts";
 import type { SandboxState } from "./state.ts";
 
@@ -59,11 +65,16 @@ function sendDetail(
 }
 
 /** Validates the body; the error text, or the texts and options to embed. */
-function parseVoyageRequest(
-  body: Record<string, unknown>,
-):
+function parseVoyageRequest(body: Record<string, unknown>):
   | { ok: false; detail: string }
-  | { ok: true; model: string; texts: string[]; size: number; base64: boolean } {
+  | {
+      ok: true;
+      model: string;
+      texts: string[];
+      size: number;
+      base64: boolean;
+      dtype: VoyageDtype;
+    } {
   const fail = (detail: string) => ({ ok: false as const, detail });
   if ("dimensions" in body) return fail("Argument 'dimensions' is not supported");
   const model = body.model;
@@ -107,13 +118,22 @@ function parseVoyageRequest(
     return fail(
       `Argument 'output_dimension' must be one of ${SIZES.join(", ")} for model ${model}.`,
     );
-  const dtype = body.output_dtype ?? "float";
-  if (dtype !== "float")
-    return fail(`The sandbox supports output_dtype 'float' only, not '${String(dtype)}'.`);
+  const dtype = (body.output_dtype ?? "float") as VoyageDtype;
+  if (!VOYAGE_DTYPES.includes(dtype))
+    return fail(
+      `Argument 'output_dtype' must be one of ${VOYAGE_DTYPES.map((name) => `'${name}'`).join(", ")}.`,
+    );
   const format = body.encoding_format ?? null;
   if (format !== null && format !== "base64")
     return fail("Argument 'encoding_format' must be None or 'base64'.");
-  return { ok: true, model, texts: texts as string[], size, base64: format === "base64" };
+  return {
+    ok: true,
+    model,
+    texts: texts as string[],
+    size,
+    base64: format === "base64",
+    dtype,
+  };
 }
 
 export async function handleVoyageEmbeddings(
@@ -138,10 +158,10 @@ export async function handleVoyageEmbeddings(
     0,
   );
   const data = parsed.texts.map((text, index) => {
-    const vector = embeddingVector(parsed.model, text, parsed.size);
+    const vector = quantizeVector(embeddingVector(parsed.model, text, parsed.size), parsed.dtype);
     return {
       object: "embedding",
-      embedding: parsed.base64 ? float32Base64(vector) : vector,
+      embedding: parsed.base64 ? quantizedBase64(vector, parsed.dtype) : vector,
       index,
     };
   });

@@ -81,7 +81,40 @@ export function freeFormSize(size: string): { width: number; height: number } | 
   return ok ? { width, height } : undefined;
 }
 
-function resolveSize(gpt: boolean, value: unknown, first: ImageFacts | undefined) {
+/** gpt-image-2 (free-form sizes, no transparent background) and its snapshots. */
+const isGptImage2 = (model: string) => model.startsWith("gpt-image-2");
+
+/** An integer field within bounds (a form sends it as text), else OpenAI's 400. */
+function checkInteger(value: unknown, param: string, min: number, max: number): void {
+  if (value === undefined) return;
+  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  if (typeof number !== "number" || !Number.isInteger(number) || number < min || number > max)
+    throw new ImagesInvalid(
+      `Invalid '${param}': expected an integer between ${min} and ${max}, but got ${JSON.stringify(value)} instead.`,
+      param,
+    );
+}
+
+/** The GPT-image options each model limits (background, fidelity, compression, partials). */
+function checkGptOptions(model: string, fields: Record<string, unknown>, edit: boolean): void {
+  if (edit && fields.moderation !== undefined)
+    throw new ImagesInvalid("Unknown parameter: 'moderation'.", "moderation", "unknown_parameter");
+  if (fields.background === "transparent" && isGptImage2(model))
+    throw new ImagesInvalid(
+      `Transparent background is not supported for ${model}.`,
+      "background",
+      "unsupported_value",
+    );
+  if (fields.input_fidelity !== undefined) {
+    const fidelities = model.includes("-mini") ? ["low"] : ["high", "low"];
+    pick(fields.input_fidelity, "input_fidelity", fidelities, "low");
+  }
+  checkInteger(fields.output_compression, "output_compression", 0, 100);
+  checkInteger(fields.partial_images, "partial_images", 0, 3);
+}
+
+function resolveSize(model: string, value: unknown, first: ImageFacts | undefined, edit: boolean) {
+  const gpt = model !== "dall-e-2";
   if (!gpt) {
     const [w, h] = pick(value, "size", DALLE2_SIZES, "1024x1024").split("x").map(Number);
     return { width: w ?? 1024, height: h ?? 1024 };
@@ -92,6 +125,16 @@ function resolveSize(gpt: boolean, value: unknown, first: ImageFacts | undefined
     return first.width > first.height
       ? { width: 1536, height: 1024 }
       : { width: 1024, height: 1536 };
+  }
+  // OpenAI takes free-form sizes on gpt-image-2 only. The catalog's `imgmodel` routes (1 and
+  // 1.5) get them from the spec's free-form generations, so the sandbox still draws them there on
+  // every GPT model (docs/images.md, "Free-form sizes and the vendor's models"); edits, which the
+  // gateway never sends free-form, get OpenAI's rule.
+  if (edit && !isGptImage2(model)) {
+    const [w, h] = pick(value, "size", [...GPT_SIZES, "auto"], "auto")
+      .split("x")
+      .map(Number);
+    return { width: w ?? 1024, height: h ?? 1024 };
   }
   const size = typeof value === "string" ? freeFormSize(value) : undefined;
   if (!size) {
@@ -224,8 +267,9 @@ export function parseImagesRequest(
     if (fields[name] !== undefined)
       throw new ImagesInvalid(`Unknown parameter: '${name}'.`, name, "unknown_parameter");
   }
+  if (gpt) checkGptOptions(model, fields, edit !== undefined);
   const checked = edit ? checkImages(gpt, edit.images, edit.mask) : undefined;
-  const { width, height } = resolveSize(gpt, fields.size, checked?.first);
+  const { width, height } = resolveSize(model, fields.size, checked?.first, edit !== undefined);
   const rawQuality = pick(
     fields.quality,
     "quality",

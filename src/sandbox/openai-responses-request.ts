@@ -10,6 +10,7 @@
  */
 
 import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
+import { responsesFieldProblem } from "./responses-field-rules.ts";
 import { strictSchemaProblem } from "./schema-instance.ts";
 
 export interface ResponsesRequestError {
@@ -111,6 +112,7 @@ function readItems(
 ): { messages: ChatMessage[] } | { error: ResponsesRequestResult } {
   const messages: ChatMessage[] = [];
   const calls = new Set<string>();
+  const answered = new Set<string>();
   for (const [index, item] of input.entries()) {
     if (!isRecord(item)) {
       return {
@@ -123,6 +125,15 @@ function readItems(
     }
     const type = item.type ?? "message";
     if (type === "message") {
+      if (item.role === "assistant" && typeof item.id === "string" && !item.id.startsWith("msg")) {
+        return {
+          error: fail(
+            `Invalid 'input[${index}].id': '${item.id}'. Expected an ID that begins with 'msg'.`,
+            `input[${index}].id`,
+            "invalid_id_prefix",
+          ),
+        };
+      }
       const { text, images } = partsText(item.content);
       messages.push({ role: String(item.role ?? "user"), text, imageCount: images });
     } else if (type === "function_call") {
@@ -138,6 +149,7 @@ function readItems(
           ),
         };
       }
+      answered.add(String(item.call_id));
       messages.push({ role: "tool", ...partsText(item.output), imageCount: 0 });
     } else if (type === "item_reference") {
       return {
@@ -145,6 +157,10 @@ function readItems(
       };
     }
     // `reasoning` items carry nothing the reply depends on.
+  }
+  for (const call of calls) {
+    if (!answered.has(call))
+      return { error: fail(`No tool output found for function call ${call}.`, "input", null) };
   }
   return { messages };
 }
@@ -226,6 +242,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequestResult {
       );
     }
   }
+  const field = responsesFieldProblem(body);
+  if (field) return fail(field.message, field.param, field.code);
   const tools = readTools(body.tools);
   if ("error" in tools) return tools.error;
   const items =
