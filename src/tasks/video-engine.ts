@@ -207,10 +207,12 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       maxIntervalMs: options.pollMaxIntervalMs,
     });
     try {
+      // A poll ends within its lease: a vendor that trickles its answer forever would otherwise
+      // hold the tick (and every other task's settlement, expiry and webhook) with it.
       const state = await model.poll({
         upstreamModel: task.upstreamModel,
         providerTaskId: task.providerTaskId,
-        abortSignal: halt.signal,
+        abortSignal: AbortSignal.any([halt.signal, AbortSignal.timeout(options.leaseMs)]),
       });
       if (FINAL_VIDEO_STATUSES.has(state.status)) {
         await finishWith(task, {

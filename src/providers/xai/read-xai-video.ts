@@ -47,6 +47,15 @@ function vendorError(body: XaiVideoBody): VideoTaskState["error"] {
   return { code: code ?? "unknown", message: message ?? code ?? "" };
 }
 
+function isWebLink(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "https:" || protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
 export function readXaiVideo(body: XaiVideoBody): VideoTaskState {
   const progress = progressOf(body.progress);
   const state = {
@@ -59,6 +68,18 @@ export function readXaiVideo(body: XaiVideoBody): VideoTaskState {
       return { ...state, status: progress ? "running" : "queued" };
     case "done": {
       const videoUrl = nonEmpty(body.video?.url);
+      // The spec promises a downloadable link: anything but http(s) (an error text, `file:`,
+      // `javascript:`) is a failed task, released, not a video handed on and charged.
+      if (videoUrl !== undefined && !isWebLink(videoUrl)) {
+        return {
+          ...state,
+          status: "failed",
+          error: {
+            code: "invalid_result_link",
+            message: "xAI reported the video done with a result that is not an http(s) link.",
+          },
+        };
+      }
       if (videoUrl !== undefined) {
         const durationSeconds = positive(body.video?.duration);
         return {

@@ -29,10 +29,12 @@ export interface XaiVideoConfig {
 
 function readRequestId(body: Record<string, unknown>): string {
   const id = body.request_id;
-  if (typeof id === "string" && id !== "") return id;
+  // Encoded into the poll's path, where `.` and `..` would still poll another address of the
+  // vendor's API with the key.
+  if (typeof id === "string" && id !== "" && id.length <= 256 && !/^\.+$/.test(id)) return id;
   throw new UpstreamError({
     kind: "protocol",
-    message: "xAI accepted the video request without a request_id.",
+    message: "xAI accepted the video request without a usable request_id.",
     body,
   });
 }
