@@ -207,12 +207,14 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       maxIntervalMs: options.pollMaxIntervalMs,
     });
     try {
-      // A poll ends within its lease: a vendor that trickles its answer forever would otherwise
-      // hold the tick (and every other task's settlement, expiry and webhook) with it.
+      // A poll ends within three leases: a slow vendor may outlast one (another instance then
+      // polls too, which the exactly-once finish covers), but one that trickles its answer
+      // forever would otherwise hold the tick (and every other task's settlement, expiry and
+      // webhook) with it.
       const state = await model.poll({
         upstreamModel: task.upstreamModel,
         providerTaskId: task.providerTaskId,
-        abortSignal: AbortSignal.any([halt.signal, AbortSignal.timeout(options.leaseMs)]),
+        abortSignal: AbortSignal.any([halt.signal, AbortSignal.timeout(3 * options.leaseMs)]),
       });
       if (FINAL_VIDEO_STATUSES.has(state.status)) {
         await finishWith(task, {
