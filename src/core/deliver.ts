@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import type { SettleDetails, Settlement } from "../billing/index.ts";
 import type { QuotaLease } from "../limits/index.ts";
 import type { Usage } from "../spec/index.ts";
-import type { LongResult } from "./operation.ts";
+import { framesTogether, type LongResult, type StreamFrame } from "./operation.ts";
 
 /** Where a transport puts a long result. */
 export interface DeliverySink {
@@ -64,6 +64,26 @@ export async function deliverLongResult(
   if (control.signal.aborted) onClientGone();
   else control.signal.addEventListener("abort", onClientGone, { once: true });
   const checkpoints = startCheckpoints(result, control, (error) => stop.abort(error));
+  // Charge what was delivered, even when the client went away or the upstream broke
+  // mid-stream; an upstream failure before anything was delivered, or an answer that could not
+  // even start, is charged nothing. A stream that ran to its end settled itself.
+  let ended = false;
+  const settleDelivered = async (cutShort: boolean): Promise<void> => {
+    if (ended || control.settled()) return;
+    ended = true;
+    const delivered = opened && !(sink.wholeOnly && cutShort);
+    const usage = delivered ? await result.usage().catch(() => undefined) : undefined;
+    const interrupted = result.interrupted?.() === true;
+    await (usage
+      ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
+      : control.release(
+          delivered || !opened ? "upstream failed mid-stream" : "ended before its result was whole",
+        ));
+  };
+  const delivering: LongResult =
+    result.kind === "stream"
+      ? { ...result, frames: settledBeforeInterruption(result.frames, settleDelivered) }
+      : result;
   try {
     // A database that refuses the request's in-flight row fails it before its first byte,
     // charged nothing (released below), rather than delivering an answer a crash would then
@@ -74,7 +94,7 @@ export async function deliverLongResult(
     });
     sink.open(result);
     opened = true;
-    await sink.pump(result, stop.signal);
+    await sink.pump(delivering, stop.signal);
     // Stopped for a checkpoint's finding, not by the client: the answer is cut short.
     if (stop.signal.aborted && !control.signal.aborted) throw stop.signal.reason;
   } catch (error) {
@@ -84,25 +104,33 @@ export async function deliverLongResult(
   } finally {
     checkpoints.stop();
     control.signal.removeEventListener("abort", onClientGone);
-    // Charge what was delivered, even when the client went away or the upstream broke
-    // mid-stream; an upstream failure before anything was delivered, or an answer that could
-    // not even start, is charged nothing. A stream that ran to its end settled itself.
-    if (!control.settled()) {
-      const cutShort = failed || stop.signal.aborted;
-      const delivered = opened && !(sink.wholeOnly && cutShort);
-      const usage = delivered ? await result.usage().catch(() => undefined) : undefined;
-      const interrupted = result.interrupted?.() === true;
-      await (usage
-        ? control.settle(usage, interrupted ? { status: "interrupted" } : {})
-        : control.release(
-            delivered || !opened
-              ? "upstream failed mid-stream"
-              : "ended before its result was whole",
-          )
-      ).catch((error: unknown) => logger.error({ err: error, requestId }, "settlement failed"));
-    }
+    await settleDelivered(failed || stop.signal.aborted).catch((error: unknown) =>
+      logger.error({ err: error, requestId }, "settlement failed"),
+    );
     control.lease.release();
     sink.close(result, { failed, opened, error: failure });
+  }
+}
+
+/**
+ * Passes a stream's frames on, and settles what was delivered before the frame that tells the
+ * client the upstream broke (`interrupts`): a client that reads that ending finds its charge
+ * (`interrupted`) on record, as it does after a whole answer's last frame.
+ */
+async function* settledBeforeInterruption(
+  frames: AsyncIterable<StreamFrame>,
+  settleDelivered: (cutShort: boolean) => Promise<void>,
+): AsyncGenerator<StreamFrame> {
+  for await (const frame of frames) {
+    const parts = frame.batch ?? [frame];
+    const at = parts.findIndex((part) => part.interrupts === true);
+    if (at < 0) {
+      yield frame;
+      continue;
+    }
+    if (at > 0) yield framesTogether(parts.slice(0, at));
+    await settleDelivered(false);
+    yield framesTogether(parts.slice(at));
   }
 }
 

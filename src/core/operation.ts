@@ -36,6 +36,16 @@ export interface StreamFrame {
    * `data` is unused.
    */
   batch?: readonly StreamFrame[];
+  /**
+   * The frame that tells the client the upstream broke: what was delivered is settled before it
+   * goes out (`core/deliver`), so the charge is on record when the client reads the ending.
+   */
+  interrupts?: boolean;
+}
+
+/** `frames` (an ending for a broken upstream) with the first marked as the one that `interrupts`. */
+export function interruptionFrames(frames: readonly StreamFrame[]): StreamFrame[] {
+  return frames.map((frame, at) => (at === 0 ? { ...frame, interrupts: true } : frame));
 }
 
 /** `frames` (not empty) as one frame: itself when there is one, else a batch. */

@@ -235,7 +235,10 @@ export async function runChatCompletion(
     } catch (error) {
       state.interrupted = !context.signal.aborted;
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
+      yield {
+        data: { error: { message, type: "upstream_error", code: "upstream_error" } },
+        interrupts: true,
+      };
       return;
     }
     for (let choice = 0; choice < choiceCount; choice++) {

@@ -107,7 +107,10 @@ export function passedThroughStream(input: {
     } catch (error) {
       state.interrupted = !context.signal.aborted;
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield { data: { error: { message, type: "upstream_error", code: "upstream_error" } } };
+      yield {
+        data: { error: { message, type: "upstream_error", code: "upstream_error" } },
+        interrupts: true,
+      };
       return;
     }
     const usage = await completedUsage(state.usage, ownCount);

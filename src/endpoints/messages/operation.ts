@@ -303,7 +303,11 @@ function nativeStream(
       // The upstream broke mid-stream: tell the client; what was delivered is billed.
       billing.noteFailure();
       const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield { event: "error", data: { type: "error", error: { type: "api_error", message } } };
+      yield {
+        event: "error",
+        data: { type: "error", error: { type: "api_error", message } },
+        interrupts: true,
+      };
     }
   }
   async function* relay(): AsyncGenerator<StreamFrame> {
@@ -313,7 +317,10 @@ function nativeStream(
       let from = 0;
       for (let at = 0; at < batch.length; at++) {
         const frame = batch[at]!;
-        if (frame.event === "error") billing.noteFailure();
+        if (frame.event === "error") {
+          billing.noteFailure();
+          batch[at] = { ...frame, interrupts: true };
+        }
         if (frame.event !== "message_stop") continue;
         if (at > from) yield framesTogether(batch.slice(from, at));
         from = at;
@@ -357,7 +364,11 @@ function translatedStream(
       reported = usage;
     });
     for await (const frame of events) {
-      if (frame.event === "error") billing.noteFailure();
+      if (frame.event === "error") {
+        billing.noteFailure();
+        yield { ...frame, interrupts: true };
+        continue;
+      }
       if (frame.event === "message_stop") {
         await context.settle({ tokens: await completedUsage(reported, billing.ownCount) });
       }

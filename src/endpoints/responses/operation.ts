@@ -12,6 +12,7 @@ import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/i
 import { adapterFor } from "../../core/adapter-for.ts";
 import {
   framesTogether,
+  interruptionFrames,
   type OperationContext,
   type OperationResult,
   type StreamFrame,
@@ -199,7 +200,7 @@ function translatedStream(
       }
     } catch (error) {
       billing.noteFailure();
-      yield* writer.failed(error);
+      yield* interruptionFrames(writer.failed(error));
       return;
     }
     yield* writer.close(finishReason);
@@ -246,8 +247,11 @@ function nativeStream(
         let batch: StreamFrame[] = [];
         for (const { event, data } of events) {
           delivery.note(event, data);
-          const frame = relay.frame(event, data);
-          if (event === "error" || event === "response.failed") billing.noteFailure();
+          let frame = relay.frame(event, data);
+          if (event === "error" || event === "response.failed") {
+            billing.noteFailure();
+            frame = { ...frame, interrupts: true };
+          }
           if (event === "response.completed" || event === "response.incomplete") {
             if (batch.length > 0) yield framesTogether(batch);
             batch = [];
@@ -270,7 +274,7 @@ function nativeStream(
       }
     } catch (error) {
       billing.noteFailure();
-      yield* relay.failed(error);
+      yield* interruptionFrames(relay.failed(error));
     }
   }
   return {
