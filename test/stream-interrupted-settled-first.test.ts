@@ -12,7 +12,8 @@ import { createUser, startTestGateway, type TestGateway } from "./support/gatewa
 
 const PROMPT = "Tell me a long story about the sea. [[sandbox:drop=6;chunk-delay=25]]";
 /** Anthropic's mid-stream `event: error` (overloaded) in place of the sixth frame. */
-const OVERLOADED = "Tell me a long story about the sea. [[sandbox:status=529;malformed=6;chunk-delay=25]]";
+const OVERLOADED =
+  "Tell me a long story about the sea. [[sandbox:status=529;malformed=6;chunk-delay=25]]";
 const BALANCE = 50_000_000;
 
 describe("a stream the upstream broke is charged before its error frame", () => {

@@ -19,8 +19,15 @@ async function* source(parts: ChatStreamPart[], error?: unknown): AsyncGenerator
   if (error !== undefined) throw error;
 }
 
+/** What `finish` resolves to without the vendor's usage: the gateway's own count. */
+const OWN_COUNT: TokenUsage = {
+  input: { total: 120, cacheRead: 0, cacheWrite: 0 },
+  output: { total: 16, reasoning: 3 },
+  source: "estimated",
+};
+
 async function collectMessagesEvents(parts: ChatStreamPart[], error?: unknown) {
-  const onFinish = vi.fn();
+  const onFinish = vi.fn(async (usage: TokenUsage | undefined) => usage ?? OWN_COUNT);
   const frames: StreamFrame[] = [];
   for await (const frame of toMessagesEvents(source(parts, error), meta, onFinish)) {
     frames.push(frame);
@@ -163,7 +170,7 @@ describe("toMessagesEvents", () => {
       { type: "input_json_delta", partial_json: "" },
       { type: "input_json_delta", partial_json: '{"command":"ls"}' },
     ]);
-    // No upstream usage: 62 emitted characters (reasoning, text, tool names, arguments) / 4.
+    // No upstream usage: the usage the request is charged (here the gateway's own count).
     expect(dataOf(frames, "message_delta")[0]).toEqual({
       type: "message_delta",
       delta: { stop_reason: "tool_use", stop_sequence: null },

@@ -11,8 +11,8 @@
  *   calls: a call that starts while another call's block is open waits, its fragments
  *   gathered, and goes out as a whole block when that block closes (another kind of part, or
  *   the end), so no delta ever follows its block's `content_block_stop`.
- * - `message_delta` carries cumulative usage; without upstream usage, output tokens are
- *   estimated as emitted characters / 4.
+ * - `message_delta` carries the usage the request is charged, which `finish` works out (the
+ *   vendor's report, or the gateway's own count of what went out).
  * - A failing source, or one that ends without `finish`, ends with an `error` event and no
  *   `message_stop`, as Anthropic does mid-stream.
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
@@ -48,7 +48,7 @@ export function messagesErrorFrame(error: unknown): StreamFrame {
   });
 }
 
-/** Block bookkeeping: indexes, the open block, the ping, and emitted characters. */
+/** Block bookkeeping: indexes, the open block and the ping. */
 class BlockWriter {
   #nextIndex = 0;
   #open: OpenBlock | undefined;
@@ -57,7 +57,6 @@ class BlockWriter {
   readonly #toolBlocks = new Map<number, number>();
   /** Calls that started while another call's block was open, with their fragments so far. */
   readonly #waiting = new Map<number, { block: Record<string, unknown>; json: string }>();
-  characters = 0;
 
   get hasToolCalls(): boolean {
     return this.#toolBlocks.size + this.#waiting.size > 0;
@@ -114,7 +113,6 @@ class BlockWriter {
           ]);
     const open = this.#open as Extract<OpenBlock, { kind: "thinking" }>;
     open.text += text;
-    this.characters += text.length;
     frames.push(delta(open.index, { type: "thinking_delta", thinking: text }));
     return frames;
   }
@@ -128,14 +126,12 @@ class BlockWriter {
             { kind: "text", index },
             { type: "text", text: "" },
           ]);
-    this.characters += text.length;
     frames.push(delta(this.#open!.index, { type: "text_delta", text }));
     return frames;
   }
 
   toolStart(part: Extract<ChatStreamPart, { type: "tool-call-start" }>, messageId: string) {
     if (this.#toolBlocks.has(part.index) || this.#waiting.has(part.index)) return [];
-    this.characters += part.name.length;
     const block = {
       type: "tool_use",
       id: toolUseId(part.id, messageId, part.index),
@@ -160,12 +156,10 @@ class BlockWriter {
     const waiting = this.#waiting.get(part.index);
     if (waiting) {
       waiting.json += part.argumentsDelta;
-      this.characters += part.argumentsDelta.length;
       return [];
     }
     const index = this.#toolBlocks.get(part.index);
     if (index === undefined) return [];
-    this.characters += part.argumentsDelta.length;
     return [delta(index, { type: "input_json_delta", partial_json: part.argumentsDelta })];
   }
 }
@@ -173,7 +167,8 @@ class BlockWriter {
 export async function* toMessagesEvents(
   parts: AsyncIterable<ChatStreamPart>,
   meta: { id: string; model: string; inputTokens: number },
-  onFinish: (usage: TokenUsage | undefined, finishReason: ChatFinishReason) => void,
+  /** The stream finished (the vendor's usage, if any): resolves to the usage it is charged. */
+  finish: (usage: TokenUsage | undefined, finishReason: ChatFinishReason) => Promise<TokenUsage>,
 ): AsyncGenerator<StreamFrame> {
   yield frame("message_start", {
     message: {
@@ -212,15 +207,7 @@ export async function* toMessagesEvents(
           break;
         case "finish": {
           yield* writer.close();
-          onFinish(part.usage, part.finishReason);
-          const usage = part.usage
-            ? toAnthropicUsage(part.usage)
-            : {
-                input_tokens: meta.inputTokens,
-                output_tokens: Math.ceil(writer.characters / 4),
-                cache_creation_input_tokens: 0,
-                cache_read_input_tokens: 0,
-              };
+          const usage = toAnthropicUsage(await finish(part.usage, part.finishReason));
           yield frame("message_delta", {
             delta: {
               stop_reason: stopReasonFor(part.finishReason, writer.hasToolCalls),

@@ -349,29 +349,28 @@ function translatedStream(
 ): OperationResult {
   const billing = streamBilling(body, context);
   let reported: TokenUsage | undefined;
-  async function* counted(): AsyncGenerator<ChatStreamPart> {
-    for await (const part of parts) {
-      if (part.type === "text-delta") billing.state.delivered.add(part.delta);
-      if (part.type === "reasoning-delta") billing.state.delivered.add(part.delta, true);
-      if (part.type === "tool-call-delta") billing.state.delivered.add(part.argumentsDelta);
-      yield part;
-    }
-  }
+  let charged: TokenUsage | undefined;
   async function* frames(): AsyncGenerator<StreamFrame> {
     const inputTokens = await countMessagesTokens(body, { exact: false });
     const id = `msg_${newId("").slice(1)}`;
-    const events = toMessagesEvents(counted(), { id, model: body.model, inputTokens }, (usage) => {
-      reported = usage;
-    });
+    const events = toMessagesEvents(
+      parts,
+      { id, model: body.model, inputTokens },
+      async (usage) => {
+        reported = usage;
+        charged = await completedUsage(usage, billing.ownCount);
+        return charged;
+      },
+    );
     for await (const frame of events) {
+      // Counted as it goes out: a tool call held back behind another is counted once it is sent.
+      countDelivered(frame, billing.state.delivered);
       if (frame.event === "error") {
         billing.noteFailure();
         yield { ...frame, interrupts: true };
         continue;
       }
-      if (frame.event === "message_stop") {
-        await context.settle({ tokens: await completedUsage(reported, billing.ownCount) });
-      }
+      if (frame.event === "message_stop") await context.settle({ tokens: charged! });
       yield frame;
     }
   }
@@ -382,4 +381,13 @@ function translatedStream(
     usage: () => billing.usage(reported),
     interrupted: () => billing.state.interrupted,
   };
+}
+
+/** Adds the text, thinking or tool input a translated event carries to what was delivered. */
+function countDelivered(frame: StreamFrame, delivered: DeliveredText): void {
+  if (frame.event !== "content_block_delta") return;
+  const delta = (frame.data as { delta: Record<string, unknown> }).delta;
+  if (delta.type === "text_delta") delivered.add(delta.text as string);
+  else if (delta.type === "thinking_delta") delivered.add(delta.thinking as string, true);
+  else if (delta.type === "input_json_delta") delivered.add(delta.partial_json as string);
 }

@@ -20,6 +20,7 @@ import {
   type UpstreamResponse,
 } from "../kit/http-client.ts";
 import { decodeSseBatches } from "../kit/sse-decoder.ts";
+import { toolCallName } from "../kit/tool-call-name.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import type { AnthropicResponse } from "./anthropic-api.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
@@ -104,7 +105,7 @@ export class AnthropicChatModel implements ChatModel {
       } else {
         toolCalls.push({
           id: block.id ?? "",
-          name: block.name ?? "",
+          name: toolCallName(block.name),
           arguments: JSON.stringify(block.input ?? {}),
         });
       }

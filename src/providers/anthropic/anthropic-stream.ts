@@ -19,6 +19,7 @@
 import type { CallWarning, ChatStreamPart } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import type { SseEvent } from "../kit/sse-decoder.ts";
+import { toolCallName } from "../kit/tool-call-name.ts";
 import type { AnthropicStreamEvent, AnthropicUsage } from "./anthropic-api.ts";
 import { anthropicStreamError } from "./anthropic-error.ts";
 import { type OutputTool, outputFinishReason, outputToolText } from "./anthropic-json-output.ts";
@@ -123,7 +124,7 @@ export async function* parseAnthropicStream(
               type: "tool-call-start",
               index: tool.index,
               id: block.id ?? "",
-              name: block.name ?? "",
+              name: toolCallName(block.name, init.upstreamRequestId),
             };
           }
           break;

@@ -20,6 +20,7 @@ import type {
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
 import { decodeSseBatches } from "../kit/sse-decoder.ts";
+import { toolCallName } from "../kit/tool-call-name.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import { convertToOpenAIRequest } from "./convert-to-openai-request.ts";
 import {
@@ -179,7 +180,7 @@ export class OpenAICompatibleChatModel implements ChatModel {
                 if (!toolCalls.has(key)) {
                   const started = {
                     id: call.id ?? `call_${call.index}`,
-                    name: call.function?.name ?? "",
+                    name: toolCallName(call.function?.name, upstreamRequestId),
                     arguments: "",
                   };
                   toolCalls.set(key, started);
@@ -236,8 +237,8 @@ function readChoice(choice: OpenAICompletionChoice | undefined): ChatChoice {
     ...(reasoning ? { reasoning } : {}),
     toolCalls: (message.tool_calls ?? []).map((call) => ({
       id: call.id,
-      name: call.function.name,
-      arguments: call.function.arguments,
+      name: toolCallName(call.function?.name),
+      arguments: call.function?.arguments ?? "",
     })),
     finishReason: mapOpenAIFinishReason(choice?.finish_reason),
   };
