@@ -11,7 +11,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeVendor, startFakeVendor } from "./support/fake-vendor.ts";
+import { type FakeVendor, fakeChatModel, startFakeVendor } from "./support/fake-vendor.ts";
 import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
 const WEATHER: Anthropic.Tool = {
@@ -47,23 +47,11 @@ describe("Messages translated from an OpenAI-compatible vendor: shown and charge
       config: {
         catalog: {
           models: [
-            {
+            fakeChatModel({
               id: "fake-chat",
-              endpoint: "chat",
-              family: "test",
-              display_name: "An OpenAI-compatible vendor that misbehaves",
-              owned_by: "switchyard",
-              capabilities: { max_output_tokens: 4_000 },
-              pricing: { per_1m_tokens: { input: 1, output: 2 } },
-              routes: [
-                {
-                  vendor: "fake",
-                  adapter: "openai-compatible",
-                  base_url: `${vendor.url}/v1`,
-                  upstream_model: "fake-1",
-                },
-              ],
-            },
+              baseUrl: `${vendor.url}/v1`,
+              displayName: "An OpenAI-compatible vendor that misbehaves",
+            }),
           ],
         },
       },

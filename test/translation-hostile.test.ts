@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../src/sandbox/server.ts";
-import { type FakeVendor, startFakeVendor } from "./support/fake-vendor.ts";
+import { type FakeVendor, fakeChatModel, startFakeVendor } from "./support/fake-vendor.ts";
 import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
 
 const WEATHER: Anthropic.Tool = {
@@ -49,23 +49,11 @@ describe("translation through the gateway", () => {
       config: {
         catalog: {
           models: [
-            {
+            fakeChatModel({
               id: "fake-chat",
-              endpoint: "chat",
-              family: "test",
-              display_name: "An OpenAI-compatible server that interleaves parallel tool calls",
-              owned_by: "switchyard",
-              capabilities: { max_output_tokens: 4_000 },
-              pricing: { per_1m_tokens: { input: 1, output: 2 } },
-              routes: [
-                {
-                  vendor: "fake",
-                  adapter: "openai-compatible",
-                  base_url: `${vendor.url}/v1`,
-                  upstream_model: "fake-1",
-                },
-              ],
-            },
+              baseUrl: `${vendor.url}/v1`,
+              displayName: "An OpenAI-compatible server that interleaves parallel tool calls",
+            }),
           ],
         },
       },

@@ -63,3 +63,35 @@ export async function startFakeVendor(): Promise<FakeVendor> {
       }),
   };
 }
+
+/**
+ * A catalog chat model with one route to a fake vendor whose protocol `adapter` speaks
+ * (`openai-compatible`: `baseUrl` ends in `/v1`; `anthropic`: the server's root).
+ */
+export function fakeChatModel(input: {
+  id: string;
+  baseUrl: string;
+  adapter?: string;
+  displayName?: string;
+  upstreamModel?: string;
+  pricesPer1m?: { input: number; output: number };
+  capabilities?: Record<string, unknown>;
+}) {
+  return {
+    id: input.id,
+    endpoint: "chat",
+    family: "test",
+    display_name: input.displayName ?? input.id,
+    owned_by: "switchyard",
+    capabilities: input.capabilities ?? { max_output_tokens: 4_000 },
+    pricing: { per_1m_tokens: input.pricesPer1m ?? { input: 1, output: 2 } },
+    routes: [
+      {
+        vendor: `fake-${input.id}`,
+        adapter: input.adapter ?? "openai-compatible",
+        base_url: input.baseUrl,
+        upstream_model: input.upstreamModel ?? "fake-1",
+      },
+    ],
+  };
+}
