@@ -11,23 +11,22 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeVendor, fakeChatModel, startFakeVendor } from "./support/fake-vendor.ts";
-import { createUser, startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  type FakeVendor,
+  fakeChatModel,
+  openAIChunk,
+  openAIFrames,
+} from "./support/fake-vendor.ts";
+import { type FakeVendorGateway, startFakeVendorGateway } from "./support/fake-vendor-gateway.ts";
+import { createUser, type TestGateway } from "./support/gateway-harness.ts";
 
 const WEATHER: Anthropic.Tool = {
   name: "get_weather",
   input_schema: { type: "object", properties: { city: { type: "string" } } },
 };
 
-const frames = (chunks: unknown[]) =>
-  chunks.map((item) => `data: ${JSON.stringify(item)}\n\n`).join("");
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: "chatcmpl-x",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "fake-1",
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
+const frames = openAIFrames;
+const chunk = openAIChunk;
 const call = (index: number, fields: Record<string, unknown>) =>
   chunk({ tool_calls: [{ index, ...fields }] });
 
@@ -41,26 +40,19 @@ describe("Messages translated from an OpenAI-compatible vendor: shown and charge
   let gateway: TestGateway;
   let vendor: FakeVendor;
 
+  let started: FakeVendorGateway | undefined;
+
   beforeAll(async () => {
-    vendor = await startFakeVendor();
-    gateway = await startTestGateway({
-      config: {
-        catalog: {
-          models: [
-            fakeChatModel({
-              id: "fake-chat",
-              baseUrl: `${vendor.url}/v1`,
-              displayName: "An OpenAI-compatible vendor that misbehaves",
-            }),
-          ],
-        },
-      },
-    });
+    started = await startFakeVendorGateway((url) => [
+      fakeChatModel({
+        id: "fake-chat",
+        baseUrl: `${url}/v1`,
+        displayName: "An OpenAI-compatible vendor that misbehaves",
+      }),
+    ]);
+    ({ gateway, vendor } = started);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await vendor?.close();
-  });
+  afterAll(() => started?.close());
 
   async function user() {
     const { key } = await createUser(gateway, { balanceMicros: 50_000_000 });

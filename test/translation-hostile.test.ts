@@ -8,8 +8,14 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../src/sandbox/server.ts";
-import { type FakeVendor, fakeChatModel, startFakeVendor } from "./support/fake-vendor.ts";
-import { startTestGateway, type TestGateway } from "./support/gateway-harness.ts";
+import {
+  type FakeVendor,
+  fakeChatModel,
+  openAIChunk,
+  openAIStream,
+} from "./support/fake-vendor.ts";
+import { type FakeVendorGateway, startFakeVendorGateway } from "./support/fake-vendor-gateway.ts";
+import type { TestGateway } from "./support/gateway-harness.ts";
 
 const WEATHER: Anthropic.Tool = {
   name: "get_weather",
@@ -25,17 +31,8 @@ const OA_WEATHER: OpenAI.ChatCompletionTool = {
   },
 };
 
-/** An OpenAI chat stream body, ending with [DONE]. */
-function sse(chunks: unknown[]): string {
-  return `${chunks.map((item) => `data: ${JSON.stringify(item)}\n\n`).join("")}data: [DONE]\n\n`;
-}
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: "chatcmpl-x",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "fake-1",
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
+const sse = openAIStream;
+const chunk = openAIChunk;
 
 describe("translation through the gateway", () => {
   let gateway: TestGateway;
@@ -43,28 +40,21 @@ describe("translation through the gateway", () => {
   let anthropic: Anthropic;
   let openai: OpenAI;
 
+  let started: FakeVendorGateway | undefined;
+
   beforeAll(async () => {
-    vendor = await startFakeVendor();
-    gateway = await startTestGateway({
-      config: {
-        catalog: {
-          models: [
-            fakeChatModel({
-              id: "fake-chat",
-              baseUrl: `${vendor.url}/v1`,
-              displayName: "An OpenAI-compatible server that interleaves parallel tool calls",
-            }),
-          ],
-        },
-      },
-    });
+    started = await startFakeVendorGateway((url) => [
+      fakeChatModel({
+        id: "fake-chat",
+        baseUrl: `${url}/v1`,
+        displayName: "An OpenAI-compatible server that interleaves parallel tool calls",
+      }),
+    ]);
+    ({ gateway, vendor } = started);
     anthropic = new Anthropic({ baseURL: gateway.url, apiKey: gateway.adminKey, maxRetries: 0 });
     openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: gateway.adminKey, maxRetries: 0 });
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await vendor?.close();
-  });
+  afterAll(() => started?.close());
 
   async function sandboxRequests(path: string) {
     const response = await fetch(`${gateway.sandboxUrl}/__sandbox/requests?limit=50`);

@@ -95,3 +95,24 @@ export function fakeChatModel(input: {
     ],
   };
 }
+
+/** OpenAI chat stream chunks as SSE data frames, without the closing `[DONE]`. */
+export function openAIFrames(chunks: readonly unknown[]): string {
+  return chunks.map((item) => `data: ${JSON.stringify(item)}\n\n`).join("");
+}
+
+/** An OpenAI chat stream body: the chunks, then `[DONE]`. */
+export function openAIStream(chunks: readonly unknown[]): string {
+  return `${openAIFrames(chunks)}data: [DONE]\n\n`;
+}
+
+/** One OpenAI chat stream chunk of choice 0 (upstream model `fake-1`). */
+export function openAIChunk(delta: Record<string, unknown>, finish: string | null = null) {
+  return {
+    id: "chatcmpl-x",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "fake-1",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+}
