@@ -84,7 +84,7 @@ describe("pictor image generation", () => {
       pictor("pictor-image-max", [{ text: "x" }], { size: "1024x1024" }),
       /parameters.size/,
     ],
-    ["n of 2", pictor("pictor-image-2.0", [{ text: "x" }], { n: 2 }), /parameters.n must be 1/],
+    ["n of 2", pictor("pictor-image-2.0", [{ text: "x" }], { n: 2 }), /'parameters.n': must be 1/],
     [
       "two messages",
       {

@@ -177,6 +177,39 @@ describe("/openapi.json against the served API", () => {
     }
   });
 
+  it("POST /v1/images/generations: the pictor body's one message and n of 1 are in the document", async () => {
+    const pictor = (bodySchema("/v1/images/generations").anyOf as Schema[]).find(
+      (variant) => variant.title === "Pictor image request",
+    )!;
+    const text = JSON.stringify(pictor);
+    const input = (pictor.properties as Record<string, Schema>).input!;
+    const messages = (input.properties as Record<string, Schema>).messages!;
+    expect(messages).toMatchObject({ minItems: 1, maxItems: 1 });
+    expect((messages.items as Schema).properties).toMatchObject({ content: { minItems: 1 } });
+    const parameters = (pictor.properties as Record<string, Schema>).parameters!;
+    expect((parameters.properties as Record<string, Schema>).n).toMatchObject({
+      minimum: 1,
+      maximum: 1,
+    });
+    // The validator's own wording stays out of the document.
+    expect(text).not.toContain("errorMessage");
+    // And the document's limits are the served ones.
+    const response = await gateway.request("/v1/images/generations", {
+      key: userKey,
+      json: {
+        model: "pictor-image-2.0",
+        input: {
+          messages: [
+            { role: "user", content: [{ text: "a" }] },
+            { role: "user", content: [{ text: "b" }] },
+          ],
+        },
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "InvalidParameter" });
+  });
+
   it("POST /v1/videos/generations: `image.url` maxLength fits in the request body limit", async () => {
     const url = (
       (

@@ -177,10 +177,12 @@ function explainUnion(error: ValueError): Problem {
 function explain(error: ValueError): Problem {
   if (error.type === ValueErrorType.Union) return explainUnion(error);
   const allowed = error.type === ValueErrorType.Literal ? literalValues(error.schema) : undefined;
+  // A schema may word its own rule (`errorMessage`), where the generic wording says less.
+  const own = (error.schema as { errorMessage?: unknown }).errorMessage;
   return {
     path: error.path,
     type: error.type,
-    detail: allowed ? oneOf(allowed) : describe(error),
+    detail: typeof own === "string" ? own : allowed ? oneOf(allowed) : describe(error),
     ...(allowed ? { allowed } : {}),
     kindMismatch: KIND_MISMATCH.has(error.type),
   };

@@ -64,9 +64,16 @@ const ERROR_SCHEMA = {
   },
 };
 
-/** Drops TypeBox's symbol keys and `$id`-free copies the schema into plain JSON. */
+/**
+ * Copies the schema into plain JSON: TypeBox's symbol keys dropped, and the validator's own
+ * wording of a rule (`errorMessage`, see core/validate) left out of the document.
+ */
 export function plainSchema(schema: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  return JSON.parse(
+    JSON.stringify(schema, (key, value: unknown) =>
+      key === "errorMessage" && typeof value === "string" ? undefined : value,
+    ),
+  ) as Record<string, unknown>;
 }
 
 function toOpenApiPath(path: string): string {

@@ -32,13 +32,8 @@ function isHttpsUrl(value: string): boolean {
 }
 
 function checkContent(body: PictorRequest, model: CatalogModel): void {
-  const { messages } = body.input;
-  if (messages.length !== 1)
-    throw invalid(
-      "input.messages",
-      `input.messages must hold exactly one message; got ${messages.length}.`,
-    );
-  const [message] = messages;
+  // The schema holds the body to exactly one message with at least one block.
+  const [message] = body.input.messages;
   if (message?.role !== "user")
     throw invalid("input.messages[0].role", "input.messages[0].role must be 'user'.");
   let texts = 0;
@@ -83,8 +78,6 @@ export function validatePictor(raw: unknown, model: CatalogModel): PictorRequest
       "parameters.size",
       `parameters.size '${size}' is not supported; use one of ${sizes.join(", ")}.`,
     );
-  const n = body.parameters?.n ?? 1;
-  if (n !== 1) throw invalid("parameters.n", `parameters.n must be 1 (min 1, max 1); got ${n}.`);
   return body;
 }
 

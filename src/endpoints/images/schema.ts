@@ -44,10 +44,22 @@ export const PictorRequest = Type.Object(
       {
         messages: Type.Array(
           Type.Object(
-            { role: Type.String(), content: Type.Array(PictorBlock) },
+            {
+              role: Type.String({ description: "`user`." }),
+              content: Type.Array(PictorBlock, {
+                minItems: 1,
+                description:
+                  "At least one non-empty `text` block; editing models take 1 to 3 `image` blocks, text to image models none.",
+              }),
+            },
             { additionalProperties: false },
           ),
-          { description: "Exactly one message, role `user`." },
+          {
+            minItems: 1,
+            maxItems: 1,
+            description: "Exactly one message, role `user`.",
+            errorMessage: "must hold exactly one message",
+          },
         ),
       },
       { additionalProperties: false },
@@ -55,8 +67,20 @@ export const PictorRequest = Type.Object(
     parameters: Type.Optional(
       Type.Object(
         {
-          size: Type.Optional(Type.String({ description: "`W*H`; default `1024*1024`." })),
-          n: Type.Optional(Type.Integer({ description: "Only 1." })),
+          size: Type.Optional(
+            Type.String({
+              description:
+                "`W*H`, one of the model's sizes (`GET /v1/models` lists them); default `1024*1024`.",
+            }),
+          ),
+          n: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 1,
+              description: "Only 1.",
+              errorMessage: "must be 1 (min 1, max 1)",
+            }),
+          ),
           seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647 })),
           watermark: Type.Optional(Type.Boolean()),
           negative_prompt: Type.Optional(Type.String({ maxLength: 500 })),
@@ -90,7 +114,12 @@ const openAIFields = {
   model: Type.String(),
   prompt: Type.String({ minLength: 1, maxLength: 32000 }),
   n: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
-  size: Type.Optional(Type.String({ description: "`auto` or `WxH`." })),
+  size: Type.Optional(
+    Type.String({
+      description:
+        "`auto` or `WxH`: one of the model's sizes (`GET /v1/models` lists them). Generations of a model marked `free_form_size` also take any `WxH` in multiples of 16, at most 3840 px a side, long to short side at most 3:1; edits take listed sizes only.",
+    }),
+  ),
   quality: Type.Optional(Quality),
   background: Type.Optional(Background),
   output_format: Type.Optional(OutputFormat),
