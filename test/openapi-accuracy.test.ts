@@ -16,6 +16,7 @@ interface Operation {
   parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+  security?: unknown[];
 }
 interface Doc {
   paths: Record<string, Record<string, Operation>>;
@@ -175,6 +176,56 @@ describe("/openapi.json against the served API", () => {
       // limit is lost; `propertyNames` would carry it.
       expect(metadata.propertyNames, path).toMatchObject({ maxLength: 64 });
     }
+  });
+
+  it("every keyed operation documents the 401 it answers without a key", async () => {
+    const undocumented: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths))
+      for (const [method, operation] of Object.entries(operations)) {
+        if (operation.security?.length === 0) continue;
+        const url = path.replace(/\{[^}]+\}/g, "unknown");
+        const response = await gateway.request(url, {
+          method: method.toUpperCase(),
+          ...(operation.requestBody ? { json: {} } : {}),
+        });
+        await response.arrayBuffer();
+        if (response.status !== 401)
+          undocumented.push(`${method} ${path} answered ${response.status}`);
+        else if (!operation.responses["401"])
+          undocumented.push(`${method} ${path}: 401 undocumented`);
+      }
+    expect(undocumented).toEqual([]);
+  });
+
+  it("model endpoints document the money, model and quota errors they answer", async () => {
+    const broke = await createUser(gateway, { balanceMicros: 0 });
+    const cases: Array<[string, string, number]> = [
+      [broke.key, "gpt-4o-mini", 402],
+      [userKey, "no-such-model", 404],
+    ];
+    for (const [key, model, status] of cases) {
+      const response = await gateway.request("/v1/chat/completions", {
+        key,
+        json: { model, messages: [{ role: "user", content: "hi" }] },
+      });
+      expect(response.status).toBe(status);
+      await response.text();
+    }
+    for (const path of [
+      "/v1/chat/completions",
+      "/v1/messages",
+      "/v1/embeddings",
+      "/v1/images/generations",
+    ]) {
+      const documented = Object.keys(op(path, "post").responses);
+      expect(documented, path).toEqual(
+        expect.arrayContaining(["400", "401", "402", "404", "429", "502", "503", "504"]),
+      );
+    }
+    // Each error status names the catalogue's codes of that status.
+    expect(JSON.stringify(op("/v1/chat/completions", "post").responses["402"])).toContain(
+      "insufficient_balance",
+    );
   });
 
   it("POST /v1/images/generations: the pictor body's one message and n of 1 are in the document", async () => {

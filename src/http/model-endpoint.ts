@@ -42,6 +42,8 @@ export function registerModelEndpoint<S extends TSchema>(
     responseContentType: endpoint.responseContentType,
     successStatus: endpoint.successStatus,
     streams: endpoint.streams,
+    // Money (402), an unknown model (404), quotas (429), the upstream (502–504).
+    errorStatuses: [402, 404, 429, 502, 503, 504],
   });
 
   // Authenticate before the body is read: an anonymous client gets its 401 without the

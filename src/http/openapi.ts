@@ -6,6 +6,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FastifyInstance } from "fastify";
+import { ERROR_CATALOGUE } from "../errors/index.ts";
 
 export interface RouteDoc {
   method: string;
@@ -26,6 +27,35 @@ export interface RouteDoc {
   streams?: boolean | undefined;
   /** `false` for the few routes that need no key (health, register, login). */
   security?: boolean;
+  /**
+   * Error statuses the route answers besides those every route of its kind may (400 for a body
+   * or query, 401 and 403 for a key, 404 for a path parameter, 413 for a body).
+   */
+  errorStatuses?: readonly number[];
+}
+
+/** The statuses a documented route may answer with an error (see `RouteDoc.errorStatuses`). */
+function errorStatusesOf(doc: RouteDoc): number[] {
+  const statuses = new Set(doc.errorStatuses ?? []);
+  if (doc.body || doc.query) statuses.add(400);
+  if (doc.body) statuses.add(413);
+  if (doc.security !== false) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  if (doc.path.includes(":")) statuses.add(404);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** An error response: the catalogue's codes of that status, in the error schema. */
+function errorResponse(status: number): Record<string, unknown> {
+  const codes = Object.entries(ERROR_CATALOGUE)
+    .filter(([, definition]) => definition.status === status)
+    .map(([code]) => `\`${code}\``);
+  return {
+    description: codes.length ? `Error: ${codes.join(", ")}` : "Error",
+    content: { "application/json": { schema: ERROR_SCHEMA } },
+  };
 }
 
 declare module "fastify" {
@@ -147,6 +177,9 @@ export function buildOpenApiDocument(
           successStatus === "204"
             ? { description: "Success, no content" }
             : { description: "Success", content: responseContent },
+        ...Object.fromEntries(
+          errorStatusesOf(doc).map((status) => [String(status), errorResponse(status)]),
+        ),
         default: {
           description: "Error",
           content: { "application/json": { schema: ERROR_SCHEMA } },
