@@ -39,22 +39,22 @@ async function ownTask(context: ToolContext, id: string): Promise<VideoTask> {
   return task;
 }
 
-/** The task's body, with its video as a resource link once there is one. */
-function taskResult(task: VideoTask) {
+/** The task's body, with its video as a resource link once there is one, and a note. */
+function taskResult(task: VideoTask, note?: string) {
   const body = renderVideoTask(task);
-  return structuredResult(
-    body,
-    task.videoUrl
+  return structuredResult(body, [
+    ...(note ? [{ type: "text" as const, text: note }] : []),
+    ...(task.videoUrl
       ? [
           {
-            type: "resource_link",
+            type: "resource_link" as const,
             uri: task.videoUrl,
             name: `${task.id}.mp4`,
             mimeType: "video/mp4",
           },
         ]
-      : [],
-  );
+      : []),
+  ]);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -110,18 +110,46 @@ export const generateVideoTool = defineTool({
     const answer = await runEndpoint(context, "/v1/videos/generations", body);
     const id = (answer.body as { id: string }).id;
     let task = await ownTask(context, id);
-    if (wait) {
-      const deadline = Date.now() + (waitSeconds ?? 120) * 1000;
-      while (!FINAL.has(task.status) && Date.now() < deadline && !context.signal.aborted) {
-        await context.progress(task.progress ?? 0, 100, `video task ${task.status}`);
-        await sleep(POLL_MS, context.signal);
-        task = await ownTask(context, id);
+    if (wait && !FINAL.has(task.status)) {
+      // The wait is a request in flight of the key: it takes a slot (and a request of the
+      // minute) like any other. Refused, the task comes back unwaited: it runs and holds its
+      // money whether or not this call waits for it.
+      const lease = await waitLease(context);
+      if (!lease.taken) return withAnswerMeta(taskResult(task, lease.note), answer);
+      try {
+        const deadline = Date.now() + (waitSeconds ?? 120) * 1000;
+        while (!FINAL.has(task.status) && Date.now() < deadline && !context.signal.aborted) {
+          await context.progress(task.progress ?? 0, 100, `video task ${task.status}`);
+          await sleep(POLL_MS, context.signal);
+          task = await ownTask(context, id);
+        }
+      } finally {
+        lease.release();
       }
       if (FINAL.has(task.status)) await context.progress(100, 100, `video task ${task.status}`);
     }
     return withAnswerMeta(taskResult(task), answer);
   },
 });
+
+/** The key's quota lease for a wait, or why the quotas refused it. */
+async function waitLease(
+  context: ToolContext,
+): Promise<{ taken: true; release(): void } | { taken: false; note: string }> {
+  try {
+    const lease = await context.services.quotas.acquire(
+      context.caller.key,
+      `${context.requestId}:wait`,
+    );
+    return { taken: true, release: () => lease.release() };
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.status !== 429) throw error;
+    return {
+      taken: false,
+      note: `Not waited: ${error.message} The task runs on; read it with get_video_task.`,
+    };
+  }
+}
 
 export const getVideoTaskTool = defineTool({
   name: "get_video_task",
