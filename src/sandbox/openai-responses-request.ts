@@ -3,7 +3,8 @@
  * Validates an OpenAI Responses API request body (pure) the way OpenAI does — the first failing
  * check, in OpenAI's order and words: unknown top-level keys (`unknown_parameter`; `messages`
  * gets its own "moved to 'input'" message), then types and bounds (`missing_required_parameter`,
- * `invalid_type`, `integer_below_min_value`, chat-shaped tools), then the conversation
+ * `invalid_type`; unknown members of input items and their parts, once `input` is a list,
+ * from `responses-item-members.ts`; `integer_below_min_value`, chat-shaped tools), then the conversation
  * (a `function_call_output` needs its call: "No tool call found…"; a `previous_response_id`
  * is never found, the sandbox keeps nothing). A valid body is read into the chat request the
  * sandbox's reply planner takes, so both protocols answer the same words.
@@ -11,6 +12,7 @@
 
 import { type ChatMessage, type ChatRequest, type ChatTool, isRecord } from "./chat-request.ts";
 import { responsesFieldProblem } from "./responses-field-rules.ts";
+import { inputMembersProblem } from "./responses-item-members.ts";
 import { strictSchemaProblem } from "./schema-instance.ts";
 
 export interface ResponsesRequestError {
@@ -225,6 +227,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequestResult {
       "invalid_type",
     );
   }
+  const member = Array.isArray(input) ? inputMembersProblem(input) : undefined;
+  if (member) return fail(member.message, member.param, member.code);
   const cap = body.max_output_tokens;
   if (cap !== undefined && cap !== null) {
     if (typeof cap !== "number" || !Number.isInteger(cap)) {
