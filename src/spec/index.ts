@@ -1,7 +1,10 @@
 /**
  * @module spec
- * Provider interfaces, normalized stream parts, usage and warnings. Imports nothing outside itself.
+ * Provider interfaces, normalized stream parts, usage and warnings, and the classification of IP
+ * addresses (`address-ranges.ts`) providers and the webhook policy share. Imports nothing
+ * outside itself.
  */
+export * from "./address-ranges.ts";
 export * from "./chat-model.ts";
 export * from "./embedding-model.ts";
 export * from "./image-model.ts";

@@ -4,7 +4,9 @@
  * one user message holding the reference images (`{image}`) and the prompt (`{text}`), the
  * parameters under `parameters` with sizes written `W*H`, and the finished image links read from
  * `output.choices[].message.content[].image`. The links are the vendor's (signed, 24 h) and are
- * handed on as they are. DashScope has no upload-based edit operation, so there is no `doEdit`.
+ * handed on as they are, unless no client could fetch one (`kit/result-link.ts`). The whole
+ * answer must arrive within the first-byte plus the idle timeout (a total deadline). DashScope
+ * has no upload-based edit operation, so there is no `doEdit`.
  * Qwen-Image, -plus and -max make a fixed set of sizes: another size asked for is made at the
  * fixed size of the nearest aspect ratio, with a warning.
  */
@@ -16,6 +18,7 @@ import type {
 } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import { type HttpClient, headerValue } from "../kit/http-client.ts";
+import { judgeResultLink } from "../kit/result-link.ts";
 import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
 import {
   type DashScopeErrorBody,
@@ -104,15 +107,12 @@ function positive(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/** A link a client can fetch: an `http(s)` URL (not an error text in the link's place). */
+/**
+ * A link a client can fetch: an `http(s)` URL (not an error text in the link's place), not to a
+ * link-local or cloud metadata address.
+ */
 function isImageLink(value: unknown): value is string {
-  if (typeof value !== "string" || value === "") return false;
-  try {
-    const { protocol } = new URL(value);
-    return protocol === "https:" || protocol === "http:";
-  } catch {
-    return false;
-  }
+  return typeof value === "string" && value !== "" && judgeResultLink(value) === "ok";
 }
 
 /** Reads the answer; an answer without any image link is a protocol error. */
@@ -128,7 +128,7 @@ export function readImageAnswer(body: ImageAnswer): Omit<ImageResult, "warnings"
   if (images.length === 0) {
     throw new UpstreamError({
       kind: "protocol",
-      message: "DashScope answered without an image.",
+      message: "DashScope answered without an image link a client can fetch.",
       body,
       upstreamRequestId: body.request_id,
     });
@@ -161,6 +161,7 @@ export class DashScopeImageModel implements ImageModel {
       },
       body: JSON.stringify(buildImageRequest(options)),
       signal: options.abortSignal,
+      totalDeadline: true,
       readError: readDashScopeError,
     });
     const result = await readJsonObject(response, options.abortSignal, (body) =>

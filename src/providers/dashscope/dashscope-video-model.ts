@@ -75,6 +75,8 @@ export class DashScopeVideoModel implements VideoModel {
       },
       body: JSON.stringify(videoRequestBody(options)),
       signal: options.abortSignal,
+      // The create call answers at once: a body that never ends must not hold the request.
+      totalDeadline: true,
       readError: readDashScopeError,
     });
     const submission = await readJsonObject(response, options.abortSignal, (body) =>

@@ -147,6 +147,30 @@ describe("readDashScopeTask", () => {
     expect(thrown(() => readDashScopeTask({}))).toMatchObject({ kind: "protocol" });
   });
 
+  it.each([
+    ["a link to the cloud metadata address", "http://169.254.169.254/latest/v.mp4"],
+    ["a link-local IPv6 link", "http://[fe80::1]/v.mp4"],
+    ["a result that is not a web link", "file:///etc/passwd"],
+  ])("fails a success with %s (invalid_result_link)", (_, videoUrl) => {
+    const state = readDashScopeTask({
+      request_id: "r7",
+      output: { task_id: "t", task_status: "SUCCEEDED", video_url: videoUrl },
+      usage: { duration: 5 },
+    });
+    expect(state.status).toBe("failed");
+    expect(state.videoUrl).toBeUndefined();
+    expect(state.error?.code).toBe("invalid_result_link");
+  });
+
+  it("hands on loopback and private-network links (the sandbox, an operator's own vendor)", () => {
+    for (const videoUrl of ["http://127.0.0.1:8090/v.mp4", "http://10.0.0.5/v.mp4"]) {
+      const state = readDashScopeTask({
+        output: { task_id: "t", task_status: "SUCCEEDED", video_url: videoUrl },
+      });
+      expect(state).toMatchObject({ status: "succeeded", videoUrl });
+    }
+  });
+
   it("reads an error envelope answered with 200 as DashScope's error", () => {
     const error = thrown(() =>
       readDashScopeTask({ request_id: "r6", code: "Throttling.RateQuota", message: "slow down" }),

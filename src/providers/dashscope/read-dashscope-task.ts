@@ -4,8 +4,10 @@
  * {@link VideoTaskState}: the status, the finished video's link, the seconds DashScope bills
  * (`usage.duration` on Wan 2.6/2.7, else `video_duration` (2.5), else `output_video_duration`),
  * the seed, and a FAILED task's `code`/`message`, which DashScope reports inside a 200 answer.
+ * A SUCCEEDED task whose link no client can fetch is a failed one (`invalid_result_link`).
  */
 import { UpstreamError, type VideoTaskState } from "../../spec/index.ts";
+import { judgeResultLink } from "../kit/result-link.ts";
 import { type DashScopeErrorBody, dashScopeErrorFromBody } from "./dashscope-error.ts";
 import { mapDashScopeTaskStatus } from "./map-dashscope-task-status.ts";
 
@@ -91,6 +93,22 @@ export function readDashScopeTask(body: DashScopeTaskBody): VideoTaskState {
           "DashScope reported the task SUCCEEDED without output.video_url.",
           body,
         );
+      }
+      // A link no client can fetch (not http(s), or to a link-local or cloud metadata
+      // address) is a failed task, released, not a video handed on and charged.
+      const verdict = judgeResultLink(videoUrl);
+      if (verdict !== "ok") {
+        return {
+          ...state,
+          status: "failed",
+          error: {
+            code: "invalid_result_link",
+            message:
+              verdict === "not_web_link"
+                ? "DashScope reported the task SUCCEEDED with a result that is not an http(s) link."
+                : "DashScope reported the task SUCCEEDED with a link to an address no client can fetch (link-local, cloud metadata, or another that is not routed).",
+          },
+        };
       }
       const durationSeconds = readDashScopeDuration(body.usage);
       const seed = seedOf(output.seed) ?? seedOf(body.parameters?.seed);

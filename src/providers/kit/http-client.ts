@@ -1,13 +1,15 @@
 /**
  * @module providers/kit/http-client
  * The one way adapters call upstreams: undici with connect, first-byte and idle timeouts, abort
- * support, response bodies bounded in size (`bounded-body.ts`), every failure turned into an
- * `UpstreamError`, and the request's id and trace context added to every call
- * (`upstream-context.ts`). Adapters use it through `upstream-call.ts`.
+ * support, a total deadline for the calls that ask (`answer-deadline.ts`), response bodies
+ * bounded in size (`bounded-body.ts`), every failure turned into an `UpstreamError`, and the
+ * request's id and trace context added to every call (`upstream-context.ts`). Adapters use it
+ * through `upstream-call.ts`.
  */
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
+import { startAnswerDeadline } from "./answer-deadline.ts";
 import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
 import { upstreamHeadersFor } from "./upstream-context.ts";
 
@@ -41,6 +43,11 @@ export interface RequestInit {
   signal?: AbortSignal;
   /** Overrides the client's first-byte and idle timeouts for this call. */
   timeouts?: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>;
+  /**
+   * The whole answer, body included, must arrive within this call's first-byte timeout plus its
+   * idle timeout; past that the call fails as a `timeout`, however steadily the body trickles.
+   */
+  totalDeadline?: boolean;
 }
 
 export interface HttpClient {
@@ -111,6 +118,26 @@ export function createHttpClient(
     url: string,
     init: RequestInit & { body?: string | Uint8Array },
     through: Dispatcher = dispatcher,
+  ): Promise<UpstreamResponse> {
+    if (!init.totalDeadline) return exchange(method, url, init, through);
+    const totalMs =
+      (init.timeouts?.firstByteMs ?? timeouts.firstByteMs) +
+      (init.timeouts?.idleMs ?? timeouts.idleMs);
+    const deadline = startAnswerDeadline(totalMs, init.signal);
+    try {
+      const response = await exchange(method, url, { ...init, signal: deadline.signal }, through);
+      return { ...response, body: deadline.guard(response.body) };
+    } catch (error) {
+      deadline.end();
+      throw deadline.explain(error);
+    }
+  }
+
+  async function exchange(
+    method: "GET" | "POST",
+    url: string,
+    init: RequestInit & { body?: string | Uint8Array },
+    through: Dispatcher,
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
     const idleMs = init.timeouts?.idleMs ?? timeouts.idleMs;

@@ -3,10 +3,13 @@
  * Reads the body of an xAI video poll (`GET /videos/{request_id}`) into the normalized
  * {@link VideoTaskState}. `pending` is queued until the vendor reports some progress, then
  * running; `done` is succeeded with `video.url` and `video.duration`, except that a `done`
- * whose video was withheld by moderation (`respect_moderation: false` and no url) is a failure;
+ * whose video was withheld by moderation (`respect_moderation: false` and no url) is a failure,
+ * and so is one whose link no client can fetch (not http(s), or to a link-local or cloud
+ * metadata address: `invalid_result_link`);
  * `failed` carries xAI's error; `expired` is expired.
  */
 import { UpstreamError, type VideoTaskState } from "../../spec/index.ts";
+import { judgeResultLink, type ResultLinkVerdict } from "../kit/result-link.ts";
 import { readXaiErrorFields } from "./xai-error.ts";
 
 export interface XaiVideoBody {
@@ -47,14 +50,11 @@ function vendorError(body: XaiVideoBody): VideoTaskState["error"] {
   return { code: code ?? "unknown", message: message ?? code ?? "" };
 }
 
-function isWebLink(value: string): boolean {
-  try {
-    const { protocol } = new URL(value);
-    return protocol === "https:" || protocol === "http:";
-  } catch {
-    return false;
-  }
-}
+const LINK_PROBLEMS: Record<Exclude<ResultLinkVerdict, "ok">, string> = {
+  not_web_link: "xAI reported the video done with a result that is not an http(s) link.",
+  unreachable_address:
+    "xAI reported the video done with a link to an address no client can fetch (link-local, cloud metadata, or another that is not routed).",
+};
 
 export function readXaiVideo(body: XaiVideoBody): VideoTaskState {
   const progress = progressOf(body.progress);
@@ -69,15 +69,14 @@ export function readXaiVideo(body: XaiVideoBody): VideoTaskState {
     case "done": {
       const videoUrl = nonEmpty(body.video?.url);
       // The spec promises a downloadable link: anything but http(s) (an error text, `file:`,
-      // `javascript:`) is a failed task, released, not a video handed on and charged.
-      if (videoUrl !== undefined && !isWebLink(videoUrl)) {
+      // `javascript:`), or a link to an address no client reaches (169.254.169.254), is a
+      // failed task, released, not a video handed on and charged.
+      const verdict = videoUrl === undefined ? "ok" : judgeResultLink(videoUrl);
+      if (verdict !== "ok") {
         return {
           ...state,
           status: "failed",
-          error: {
-            code: "invalid_result_link",
-            message: "xAI reported the video done with a result that is not an http(s) link.",
-          },
+          error: { code: "invalid_result_link", message: LINK_PROBLEMS[verdict] },
         };
       }
       if (videoUrl !== undefined) {

@@ -55,6 +55,8 @@ export class XaiVideoModel implements VideoModel {
       },
       body: JSON.stringify(videoRequestBody(options)),
       signal: options.abortSignal,
+      // The submission answers at once: a body that never ends must not hold the request.
+      totalDeadline: true,
       readError: readXaiError,
     });
     const submission = await readJsonObject(response, options.abortSignal, (body) => ({

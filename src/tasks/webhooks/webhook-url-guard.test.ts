@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress } from "./address-ranges.ts";
+import { classifyAddress } from "../../spec/index.ts";
 import {
   checkWebhookUrl,
   type ResolvedAddress,

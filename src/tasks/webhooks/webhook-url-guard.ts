@@ -9,7 +9,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { type AddressKind, classifyAddress } from "./address-ranges.ts";
+import { type AddressKind, classifyAddress } from "../../spec/index.ts";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

@@ -1,9 +1,11 @@
 /**
- * @module tasks/webhooks/address-ranges
+ * @module spec/address-ranges
  * Which kind of network an IP address belongs to (public, loopback, private, link-local, cloud
- * metadata, …), for the webhook address policy. IPv6 forms that carry an IPv4 address
- * (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96` and
- * `64:ff9b:1::/48`, 6to4 `2002::/16`) are judged by the IPv4 address they carry.
+ * metadata, …). Shared by the webhook address policy (`tasks/webhooks`) and the check of the
+ * result links vendors hand back (`providers/kit/result-link.ts`), so both judge an address the
+ * same way. IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`,
+ * IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) are
+ * judged by the IPv4 address they carry.
  */
 import { isIPv4, isIPv6 } from "node:net";
 
