@@ -1,6 +1,7 @@
 /**
  * A total deadline on the upstream calls whose answer is one JSON body: a `pictor` image
- * generation (DashScope) and a video submission (xAI, DashScope). A vendor that answers its
+ * generation (DashScope), a video submission (xAI, DashScope), a chat answer that is not
+ * streamed and an embedding. A vendor that answers its
  * headers at once and then trickles its body forever (a byte every 200 ms, below the idle
  * timeout) ends the request with 504 `upstream_timeout` within the first-byte plus the idle
  * timeout, and nothing is charged: the hold is released, a video task fails.
@@ -8,6 +9,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fakeChatModel } from "./support/fake-vendor.ts";
 import {
   balanceOf,
   createUser,
@@ -103,6 +105,24 @@ describe("a vendor that trickles its answer's body forever", () => {
             pictorModel(vendor.url),
             wanVideoModel(vendor.url),
             xaiVideoModel("trickle-xai", vendor.url, { perSecond: PER_SECOND }),
+            fakeChatModel({ id: "trickle-chat", baseUrl: `${vendor.url}/v1` }),
+            {
+              id: "trickle-embed",
+              endpoint: "embedding",
+              family: "trickle-embed",
+              display_name: "Embeddings on a trickling vendor",
+              owned_by: "self-hosted",
+              capabilities: { dimensions: [4], default_dimensions: 4 },
+              pricing: { per_1m_tokens: { input: 1_000_000, output: 0 } },
+              routes: [
+                {
+                  vendor: "trickle",
+                  adapter: "openai-compatible",
+                  base_url: `${vendor.url}/v1`,
+                  upstream_model: "embed-1",
+                },
+              ],
+            },
           ],
         },
       },
@@ -177,6 +197,28 @@ describe("a vendor that trickles its answer's body forever", () => {
       expect(list.data.map((task) => [task.status, task.billing.state])).toEqual([
         ["failed", "released"],
       ]);
+    },
+    15_000,
+  );
+
+  it.each([
+    [
+      "a chat answer (not streamed)",
+      "/v1/chat/completions",
+      { model: "trickle-chat", messages: [{ role: "user", content: "hi" }] },
+    ],
+    ["an embedding", "/v1/embeddings", { model: "trickle-embed", input: "hi" }],
+  ])(
+    "%s ends 504 upstream_timeout within the deadline, charged nothing",
+    async (_, path, body) => {
+      const user = await createUser(gateway, { balanceMicros: 10_000_000 });
+      const before = await balanceOf(gateway, user.key);
+      const answer = await timed(path, user.key, body);
+      const code = (JSON.parse(answer.text) as { error: { code: string } }).error.code;
+      expect({ status: answer.status, code }).toEqual({ status: 504, code: "upstream_timeout" });
+      // A timeout is retryable: the route may be tried again, each attempt within the deadline.
+      expect(answer.elapsedMs).toBeLessThan(3 * TOTAL_MS + 2_000);
+      expect(await balanceOf(gateway, user.key)).toBe(before);
     },
     15_000,
   );

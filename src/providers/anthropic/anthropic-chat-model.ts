@@ -78,6 +78,8 @@ export class AnthropicChatModel implements ChatModel {
       },
       body: JSON.stringify(request.body),
       signal: options.abortSignal,
+      // A whole answer arrives within a deadline; a stream is bounded by its idle timeout.
+      totalDeadline: !stream,
       readError: readAnthropicError,
     });
     return { request, response };

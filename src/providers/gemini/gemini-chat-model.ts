@@ -51,6 +51,8 @@ export class GeminiChatModel implements ChatModel {
       },
       body: JSON.stringify(body),
       signal: options.abortSignal,
+      // A whole answer arrives within a deadline; a stream is bounded by its idle timeout.
+      totalDeadline: !stream,
       readError: readGeminiError,
     });
   }

@@ -102,6 +102,7 @@ export class GeminiEmbeddingModel implements EmbeddingModel {
           })),
         }),
         signal: options.abortSignal,
+        totalDeadline: true,
         readError: readGeminiError,
       },
     );

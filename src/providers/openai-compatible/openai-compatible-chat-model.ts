@@ -105,6 +105,8 @@ export class OpenAICompatibleChatModel implements ChatModel {
         },
         body: JSON.stringify(request.body),
         signal: options.abortSignal,
+        // A whole answer arrives within a deadline; a stream is bounded by its idle timeout.
+        totalDeadline: !stream,
         readError: readOpenAIError,
       },
     );

@@ -70,6 +70,7 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
           encoding_format: "float",
         }),
         signal: options.abortSignal,
+        totalDeadline: true,
         readError: readOpenAIError,
       },
     );

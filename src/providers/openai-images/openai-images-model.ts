@@ -115,6 +115,7 @@ export class OpenAIImagesModel implements ImageModel {
         headers: this.#headers("application/json"),
         body: JSON.stringify(buildGenerationRequest(options)),
         signal: options.abortSignal,
+        totalDeadline: true,
         readError: readOpenAIError,
       },
     );
@@ -127,6 +128,7 @@ export class OpenAIImagesModel implements ImageModel {
       headers: this.#headers(form.contentType),
       body: form.body,
       signal: options.abortSignal,
+      totalDeadline: true,
       readError: readOpenAIError,
     });
     return this.#read(response, options.abortSignal);

@@ -81,6 +81,7 @@ export class VoyageEmbeddingModel implements EmbeddingModel {
           ...(options.dimensions !== undefined ? { output_dimension: options.dimensions } : {}),
         }),
         signal: options.abortSignal,
+        totalDeadline: true,
         readError: readVoyageError,
       },
     );
