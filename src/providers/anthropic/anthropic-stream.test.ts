@@ -127,6 +127,14 @@ describe("parseAnthropicStream", () => {
     });
   });
 
+  it("throws a protocol error for a tool_use block without a name, not a call named ''", async () => {
+    const nameless = fixtureSse("anthropic-tool-use").replace('"name":"get_weather",', "");
+    expect(await failure(nameless)).toMatchObject({
+      kind: "protocol",
+      message: "Upstream tool call has no name.",
+    });
+  });
+
   it("reports no usage when the upstream sent none", async () => {
     const sse = [
       '{"type":"message_start","message":{"id":"msg_1","content":[]}}',
