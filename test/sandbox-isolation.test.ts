@@ -24,7 +24,7 @@ describe("the sandbox never stalls the gateway", () => {
         method: "POST",
         headers: { authorization: "Bearer sk-sandbox", "content-type": "application/json" },
         body: JSON.stringify({
-          model: "gpt-image-1",
+          model: "gpt-image-2",
           prompt: "a harbour at dawn",
           size: "3840x2160",
           output_format: "jpeg",

@@ -5,8 +5,7 @@
  * Rules come from /work/shared/reference/provider-protocols.md (PP) and
  * /work/shared/reference/openai-responses.md (OR); each `it` names its section and line.
  * The "baseline" tests show the requests are otherwise well formed, so each refusal
- * comes from the one rule it names. Free-form image sizes on gpt-image-1 generations stay
- * accepted on purpose (docs/images.md, "Free-form sizes and the vendor's models").
+ * comes from the one rule it names.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningSandbox, startSandbox } from "../src/sandbox/server.ts";

@@ -18,6 +18,8 @@ export interface ResolvedRoute {
   baseUrl: string;
   apiKey: string;
   upstreamModel: string;
+  /** The vendor's model for image generations at a free-form size (`free_form_upstream_model`). */
+  freeFormUpstreamModel?: string;
   weight: number;
   /** True when the route points at the sandbox rather than the real vendor. */
   sandbox: boolean;
@@ -87,6 +89,9 @@ export function resolveRoute(
     vendor: route.vendor,
     adapter,
     upstreamModel: route.upstream_model,
+    ...(route.free_form_upstream_model
+      ? { freeFormUpstreamModel: route.free_form_upstream_model }
+      : {}),
     weight: route.weight ?? 1,
     ...(route.first_byte_timeout_ms || route.idle_timeout_ms
       ? { timeouts: { firstByteMs: route.first_byte_timeout_ms, idleMs: route.idle_timeout_ms } }

@@ -134,6 +134,11 @@ export const RouteEntry = Type.Object(
       description: "Key into `vendors`; supplies adapter, base URL and credential.",
     }),
     upstream_model: Type.String({ minLength: 1 }),
+    /**
+     * The vendor's model for image generations at a free-form size (one not among the model's
+     * `sizes`), when `upstream_model` makes only those (gpt-image-2 beside gpt-image-1.5).
+     */
+    free_form_upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     adapter: Type.Optional(AdapterName),
     base_url: Type.Optional(Type.String()),
     credential_env: Type.Optional(Type.String()),

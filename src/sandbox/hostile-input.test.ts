@@ -101,7 +101,7 @@ describe("picture bounds", () => {
     fetch(`${sandbox.url}/openai/v1/images/generations`, {
       method: "POST",
       headers: AUTH_HEADERS,
-      body: JSON.stringify({ model: "gpt-image-1", prompt: "a lighthouse", size, n: 10 }),
+      body: JSON.stringify({ model: "gpt-image-2", prompt: "a lighthouse", size, n: 10 }),
     });
 
   it("refuses a free-form size over OpenAI's pixel budget, with OpenAI's error", async () => {
@@ -123,7 +123,7 @@ describe("picture bounds", () => {
       method: "POST",
       headers: AUTH_HEADERS,
       body: JSON.stringify({
-        model: "gpt-image-1",
+        model: "gpt-image-2",
         prompt: "many pictures",
         size: "3840x2160",
         output_format: "jpeg",

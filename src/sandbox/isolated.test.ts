@@ -25,7 +25,7 @@ describe("startSandboxIsolated", () => {
           method: "POST",
           headers: { authorization: "Bearer sk-test", "content-type": "application/json" },
           body: JSON.stringify({
-            model: "gpt-image-1",
+            model: "gpt-image-2",
             prompt: "two large pictures",
             size: "3840x2160",
             n: 2,

@@ -113,7 +113,7 @@ function checkGptOptions(model: string, fields: Record<string, unknown>, edit: b
   checkInteger(fields.partial_images, "partial_images", 0, 3);
 }
 
-function resolveSize(model: string, value: unknown, first: ImageFacts | undefined, edit: boolean) {
+function resolveSize(model: string, value: unknown, first: ImageFacts | undefined) {
   const gpt = model !== "dall-e-2";
   if (!gpt) {
     const [w, h] = pick(value, "size", DALLE2_SIZES, "1024x1024").split("x").map(Number);
@@ -126,11 +126,9 @@ function resolveSize(model: string, value: unknown, first: ImageFacts | undefine
       ? { width: 1536, height: 1024 }
       : { width: 1024, height: 1536 };
   }
-  // OpenAI takes free-form sizes on gpt-image-2 only. The catalog's `imgmodel` routes (1 and
-  // 1.5) get them from the spec's free-form generations, so the sandbox still draws them there on
-  // every GPT model (docs/images.md, "Free-form sizes and the vendor's models"); edits, which the
-  // gateway never sends free-form, get OpenAI's rule.
-  if (edit && !isGptImage2(model)) {
+  // OpenAI takes free-form sizes on gpt-image-2 only (the catalog's `imgmodel` routes send
+  // free-form generations there, `free_form_upstream_model`).
+  if (!isGptImage2(model)) {
     const [w, h] = pick(value, "size", [...GPT_SIZES, "auto"], "auto")
       .split("x")
       .map(Number);
@@ -269,7 +267,7 @@ export function parseImagesRequest(
   }
   if (gpt) checkGptOptions(model, fields, edit !== undefined);
   const checked = edit ? checkImages(gpt, edit.images, edit.mask) : undefined;
-  const { width, height } = resolveSize(model, fields.size, checked?.first, edit !== undefined);
+  const { width, height } = resolveSize(model, fields.size, checked?.first);
   const rawQuality = pick(
     fields.quality,
     "quality",

@@ -142,10 +142,16 @@ export async function runOpenAIGeneration(
   context: OperationContext,
 ): Promise<OperationResult> {
   const job = openAIJob(body, options);
+  // A size the model does not list is free-form: a route may send it to another of the vendor's
+  // models (gpt-image-1.5 makes only the listed sizes, gpt-image-2 any).
+  const freeForm =
+    body.size !== undefined &&
+    body.size !== "auto" &&
+    !(context.model.capabilities?.sizes ?? []).includes(body.size);
   const result = await callImageModel(context, job.n, (model, route) =>
     model.doGenerate({
       ...options.common,
-      upstreamModel: route.upstreamModel,
+      upstreamModel: (freeForm && route.freeFormUpstreamModel) || route.upstreamModel,
       prompt: body.prompt,
       n: job.n,
       ...(body.moderation !== undefined && takesGptOptions(context.model)
