@@ -17,6 +17,7 @@ import {
 } from "./support/gateway-harness.ts";
 import { pngBytes } from "./support/image-fixtures.ts";
 import { connectMcp } from "./support/mcp-client.ts";
+import { pictorModel } from "./support/vendor-models.ts";
 
 const PER_IMAGE = 20_000;
 
@@ -69,23 +70,7 @@ describe("images: vendor surplus and MCP uploads", () => {
                 },
               ],
             },
-            {
-              id: "rogue-pictor",
-              endpoint: "image-generation",
-              family: "pictor",
-              display_name: "Pictor on a vendor that answers more than asked",
-              owned_by: "self-hosted",
-              capabilities: { sizes: ["1024*1024"], reference_images: { min: 0, max: 0 } },
-              pricing: { per_image: { default: PER_IMAGE } },
-              routes: [
-                {
-                  vendor: "rogue",
-                  adapter: "dashscope",
-                  base_url: vendor.url,
-                  upstream_model: "qwen-image",
-                },
-              ],
-            },
+            pictorModel("rogue-pictor", vendor.url, { perImage: PER_IMAGE }),
           ],
         },
       },

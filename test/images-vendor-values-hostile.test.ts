@@ -12,6 +12,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
+import { pictorModel } from "./support/vendor-models.ts";
 
 const PER_IMAGE = 20_000;
 /** micro-USD per 1M tokens */
@@ -62,23 +63,7 @@ describe("images, vendor answers 200 with broken pictures or impossible sizes", 
               pricing: { per_image: { default: PER_IMAGE } },
               routes: [{ ...route, upstream_model: "dall-e-2" }],
             },
-            {
-              id: "rogue-pictor",
-              endpoint: "image-generation",
-              family: "pictor",
-              display_name: "Pictor on a misbehaving vendor",
-              owned_by: "self-hosted",
-              capabilities: { sizes: ["1024*1024"], reference_images: { min: 0, max: 0 } },
-              pricing: { per_image: { default: PER_IMAGE } },
-              routes: [
-                {
-                  vendor: "rogue",
-                  adapter: "dashscope",
-                  base_url: vendor.url,
-                  upstream_model: "qwen-image",
-                },
-              ],
-            },
+            pictorModel("rogue-pictor", vendor.url, { perImage: PER_IMAGE }),
             {
               id: "rogue-gpt-img",
               endpoint: "image-edit",

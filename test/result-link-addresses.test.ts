@@ -15,7 +15,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
-import { xaiVideoModel } from "./support/vendor-models.ts";
+import { pictorModel, xaiVideoModel } from "./support/vendor-models.ts";
 
 const PER_SECOND = 50_000;
 const PER_IMAGE = 20_000;
@@ -158,25 +158,7 @@ describe("pictor: an image link to a link-local or metadata address", () => {
     gateway = await startTestGateway({
       config: {
         catalog: {
-          models: [
-            {
-              id: "link-pictor",
-              endpoint: "image-generation",
-              family: "pictor",
-              display_name: "Pictor on a vendor naming odd links",
-              owned_by: "self-hosted",
-              capabilities: { sizes: ["1024*1024"], reference_images: { min: 0, max: 0 } },
-              pricing: { per_image: { default: PER_IMAGE } },
-              routes: [
-                {
-                  vendor: "rogue",
-                  adapter: "dashscope",
-                  base_url: vendor.url,
-                  upstream_model: "qwen-image",
-                },
-              ],
-            },
-          ],
+          models: [pictorModel("link-pictor", vendor.url, { perImage: PER_IMAGE })],
         },
       },
     });

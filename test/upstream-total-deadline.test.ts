@@ -16,7 +16,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from "./support/gateway-harness.ts";
-import { xaiVideoModel } from "./support/vendor-models.ts";
+import { pictorModel, xaiVideoModel } from "./support/vendor-models.ts";
 
 /** first_byte_timeout_ms + idle_timeout_ms: the whole answer must arrive within this. */
 const FIRST_BYTE_MS = 500;
@@ -55,21 +55,6 @@ async function startTricklingVendor(): Promise<{ server: Server; url: string; ca
 const PER_IMAGE = 20_000;
 const PER_SECOND = 50_000;
 
-function pictorModel(baseUrl: string) {
-  return {
-    id: "trickle-pictor",
-    endpoint: "image-generation",
-    family: "pictor",
-    display_name: "Pictor on a trickling vendor",
-    owned_by: "self-hosted",
-    capabilities: { sizes: ["1024*1024"], reference_images: { min: 0, max: 0 } },
-    pricing: { per_image: { default: PER_IMAGE } },
-    routes: [
-      { vendor: "trickle", adapter: "dashscope", base_url: baseUrl, upstream_model: "qwen-image" },
-    ],
-  };
-}
-
 function wanVideoModel(baseUrl: string) {
   return {
     id: "trickle-wan",
@@ -102,7 +87,7 @@ describe("a vendor that trickles its answer's body forever", () => {
         upstream: { first_byte_timeout_ms: FIRST_BYTE_MS, idle_timeout_ms: IDLE_MS },
         catalog: {
           models: [
-            pictorModel(vendor.url),
+            pictorModel("trickle-pictor", vendor.url, { perImage: PER_IMAGE }),
             wanVideoModel(vendor.url),
             xaiVideoModel("trickle-xai", vendor.url, { perSecond: PER_SECOND }),
             fakeChatModel({ id: "trickle-chat", baseUrl: `${vendor.url}/v1` }),

@@ -103,3 +103,27 @@ export function xaiVideoModel(
     ],
   };
 }
+
+/**
+ * A Qwen-Image-style `pictor` model (`dashscope` adapter, text to image at 1024*1024) whose one
+ * route is a test's own vendor at `baseUrl`, priced `perImage` micro-USD a picture.
+ */
+export function pictorModel(id: string, baseUrl: string, options: { perImage: number }) {
+  return {
+    id,
+    endpoint: "image-generation",
+    family: "pictor",
+    display_name: `Pictor on a test's own vendor (${id})`,
+    owned_by: "self-hosted",
+    capabilities: { sizes: ["1024*1024"], reference_images: { min: 0, max: 0 } },
+    pricing: { per_image: { default: options.perImage } },
+    routes: [
+      {
+        vendor: "test-vendor",
+        adapter: "dashscope",
+        base_url: baseUrl,
+        upstream_model: "qwen-image",
+      },
+    ],
+  };
+}
