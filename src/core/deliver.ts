@@ -115,23 +115,55 @@ export async function deliverLongResult(
 /**
  * Passes a stream's frames on, and settles what was delivered before the frame that tells the
  * client the upstream broke (`interrupts`): a client that reads that ending finds its charge
- * (`interrupted`) on record, as it does after a whole answer's last frame.
+ * (`interrupted`) on record, as it does after a whole answer's last frame. A plain iterator, not
+ * a generator: an ordinary frame costs one `then` on its way, and its result object is passed on
+ * as it came. Stopping early (`return`) stops the source, which closes the upstream's body.
  */
-async function* settledBeforeInterruption(
+function settledBeforeInterruption(
   frames: AsyncIterable<StreamFrame>,
   settleDelivered: (cutShort: boolean) => Promise<void>,
-): AsyncGenerator<StreamFrame> {
-  for await (const frame of frames) {
-    const parts = frame.batch ?? [frame];
-    const at = parts.findIndex((part) => part.interrupts === true);
-    if (at < 0) {
-      yield frame;
-      continue;
-    }
-    if (at > 0) yield framesTogether(parts.slice(0, at));
-    await settleDelivered(false);
-    yield framesTogether(parts.slice(at));
-  }
+): AsyncIterable<StreamFrame> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<StreamFrame> {
+      const source = frames[Symbol.asyncIterator]();
+      /** The interrupting rest of a batch whose first frames went out on their own. */
+      let rest: StreamFrame | undefined;
+      const onStep = (
+        step: IteratorResult<StreamFrame>,
+      ): IteratorResult<StreamFrame> | Promise<IteratorResult<StreamFrame>> => {
+        if (step.done) return step;
+        const at = interruptionAt(step.value);
+        if (at < 0) return step;
+        if (at === 0) return settleDelivered(false).then(() => step);
+        const parts = step.value.batch as StreamFrame[];
+        rest = framesTogether(parts.slice(at));
+        return { done: false, value: framesTogether(parts.slice(0, at)) };
+      };
+      return {
+        next() {
+          if (rest) {
+            const value = rest;
+            rest = undefined;
+            return settleDelivered(false).then(() => ({ done: false, value }));
+          }
+          return source.next().then(onStep);
+        },
+        return(value?: unknown) {
+          return source.return
+            ? source.return(value)
+            : Promise.resolve({ done: true, value: undefined });
+        },
+      };
+    },
+  };
+}
+
+/** The index of a frame's first interrupting part (the frame itself is 0), or -1. */
+function interruptionAt(frame: StreamFrame): number {
+  const parts = frame.batch;
+  if (!parts) return frame.interrupts === true ? 0 : -1;
+  for (let at = 0; at < parts.length; at += 1) if (parts[at]?.interrupts === true) return at;
+  return -1;
 }
 
 /**

@@ -4,7 +4,9 @@
  * arrive within it, however steadily a vendor trickles the body (a byte just often enough to keep
  * the idle timeout from firing). Past it the call is aborted and fails with an `UpstreamError` of
  * kind `timeout` (504 `upstream_timeout` for the client). The HTTP client applies it to the calls
- * that ask for it (`RequestInit.totalDeadline`).
+ * that ask for it (`RequestInit.totalDeadline`) when the deadline is short (under ten seconds);
+ * longer ones are kept by the client's sweeper (`deadline-sweeper.ts`), which costs a call no
+ * timer of its own.
  */
 import { UpstreamError } from "../../spec/index.ts";
 import type { UpstreamBody } from "./bounded-body.ts";
@@ -21,7 +23,8 @@ export interface AnswerDeadline {
   end(): void;
 }
 
-function timeoutError(totalMs: number, cause?: unknown): UpstreamError {
+/** The error of an answer that did not arrive whole within `totalMs`. */
+export function answerTimeoutError(totalMs: number, cause?: unknown): UpstreamError {
   return new UpstreamError({
     kind: "timeout",
     message: `The upstream did not send its whole answer within ${totalMs} ms.`,
@@ -39,7 +42,7 @@ export function startAnswerDeadline(
   const onCallerAbort = () => controller.abort(caller?.reason);
   const timer = setTimeout(() => {
     expired = true;
-    controller.abort(timeoutError(totalMs));
+    controller.abort(answerTimeoutError(totalMs));
   }, totalMs);
   timer.unref();
   if (caller?.aborted) controller.abort(caller.reason);
@@ -51,7 +54,7 @@ export function startAnswerDeadline(
     caller?.removeEventListener("abort", onCallerAbort);
   };
   const explain = (error: unknown) =>
-    expired && !caller?.aborted ? timeoutError(totalMs, error) : error;
+    expired && !caller?.aborted ? answerTimeoutError(totalMs, error) : error;
 
   function guard(body: UpstreamBody): UpstreamBody {
     async function* chunks(): AsyncGenerator<Buffer> {

@@ -9,8 +9,9 @@
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
-import { startAnswerDeadline } from "./answer-deadline.ts";
+import { answerTimeoutError, startAnswerDeadline } from "./answer-deadline.ts";
 import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
+import { createDeadlineSweeper, type DeadlineSweeper } from "./deadline-sweeper.ts";
 import { upstreamHeadersFor } from "./upstream-context.ts";
 
 export interface UpstreamTimeouts {
@@ -68,7 +69,8 @@ export interface HttpClient {
 
 /**
  * First-byte timeouts from this long on are left to undici's timer (about 0.5 s resolution, a
- * few percent at most); shorter ones get a precise timer of their own.
+ * few percent at most), and total deadlines to the client's sweeper (about 1 s); shorter ones get
+ * a precise timer of their own.
  */
 const COARSE_TIMER_MIN_MS = 10_000;
 
@@ -97,6 +99,8 @@ export interface HttpClientOptions {
    * it, `download` is `get`.
    */
   vetDownload?(url: string): Promise<DownloadTarget>;
+  /** Where long total deadlines are kept (default: a sweeper of the client's own). */
+  deadlines?: DeadlineSweeper;
 }
 
 export function createHttpClient(
@@ -112,6 +116,7 @@ export function createHttpClient(
     keepAliveTimeout: 30_000,
     connections: 256,
   });
+  const deadlines = options.deadlines ?? createDeadlineSweeper();
 
   async function send(
     method: "GET" | "POST",
@@ -123,6 +128,11 @@ export function createHttpClient(
     const totalMs =
       (init.timeouts?.firstByteMs ?? timeouts.firstByteMs) +
       (init.timeouts?.idleMs ?? timeouts.idleMs);
+    // A long deadline costs the call nothing but an entry in the sweeper's list: the head is
+    // bounded by the first-byte timeout already, and a body still open at the deadline is
+    // destroyed with the timeout error.
+    if (totalMs >= COARSE_TIMER_MIN_MS)
+      return exchange(method, url, init, through, deadlines.now() + totalMs, totalMs);
     const deadline = startAnswerDeadline(totalMs, init.signal);
     try {
       const response = await exchange(method, url, { ...init, signal: deadline.signal }, through);
@@ -138,21 +148,27 @@ export function createHttpClient(
     url: string,
     init: RequestInit & { body?: string | Uint8Array },
     through: Dispatcher,
+    deadlineAt?: number,
+    totalMs = 0,
   ): Promise<UpstreamResponse> {
     const firstByteMs = init.timeouts?.firstByteMs ?? timeouts.firstByteMs;
     const idleMs = init.timeouts?.idleMs ?? timeouts.idleMs;
     const stream = acceptsStream(init.headers);
     const limit = stream ? limits.maxStreamBytes : limits.maxResponseBytes;
-    const answer = (response: Awaited<ReturnType<typeof request>>): UpstreamResponse => ({
-      status: response.statusCode,
-      headers: response.headers,
-      body: boundedBody(
-        response.body,
-        limit,
-        declaredLength(response.headers["content-length"]),
-        stream ? "stream" : "answer",
-      ),
-    });
+    const answer = (response: Awaited<ReturnType<typeof request>>): UpstreamResponse => {
+      if (deadlineAt !== undefined)
+        deadlines.watch(response.body, deadlineAt, () => answerTimeoutError(totalMs));
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        body: boundedBody(
+          response.body,
+          limit,
+          declaredLength(response.headers["content-length"]),
+          stream ? "stream" : "answer",
+        ),
+      };
+    };
     const firstByteError = (cause: unknown) =>
       new UpstreamError({
         kind: "timeout",
@@ -246,7 +262,10 @@ export function createHttpClient(
       get: (url, init) => send("GET", url, merge(init)),
       download: (url, init) => download(url, merge(init)),
       withTimeouts: (overrides) => client({ ...defaults, ...overrides }),
-      close: () => dispatcher.close(),
+      close: () => {
+        deadlines.close();
+        return dispatcher.close();
+      },
     };
   }
   return client(undefined);
