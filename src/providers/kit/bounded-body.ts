@@ -40,22 +40,41 @@ export function tooLargeError(limit: number, what = "answer"): UpstreamError {
   });
 }
 
+/** Told once a body has been read whole, failed, or been dropped (the raw body it wraps). */
+export type BodyDone = (raw: RawBody) => void;
+
 /** A body read at most to its limit (one object per response, methods on the prototype). */
 class BoundedBody implements UpstreamBody {
   readonly #raw: RawBody;
   readonly #limit: number;
   readonly #declared: number | undefined;
   readonly #what: string;
+  readonly #done: BodyDone | undefined;
   #iterator: AsyncIterator<Buffer> | undefined;
 
-  constructor(raw: RawBody, limit: number, declared: number | undefined, what: string) {
+  constructor(
+    raw: RawBody,
+    limit: number,
+    declared: number | undefined,
+    what: string,
+    done: BodyDone | undefined,
+  ) {
     this.#raw = raw;
     this.#limit = limit;
     this.#declared = declared;
     this.#what = what;
+    this.#done = done;
   }
 
   async *#chunks(): AsyncGenerator<Buffer> {
+    try {
+      yield* this.#read();
+    } finally {
+      this.#done?.(this.#raw);
+    }
+  }
+
+  async *#read(): AsyncGenerator<Buffer> {
     const limit = this.#limit;
     if (this.#declared !== undefined && this.#declared > limit) {
       discard(this.#raw);
@@ -86,7 +105,18 @@ class BoundedBody implements UpstreamBody {
       this.#declared <= this.#limit
     ) {
       this.#iterator = EMPTY;
-      return raw.text();
+      const done = this.#done;
+      if (!done) return raw.text();
+      return raw.text().then(
+        (text) => {
+          done(raw);
+          return text;
+        },
+        (error: unknown) => {
+          done(raw);
+          throw error;
+        },
+      );
     }
     return readChunks(this);
   }
@@ -96,21 +126,24 @@ class BoundedBody implements UpstreamBody {
   }
 
   destroy(): void {
+    this.#done?.(this.#raw);
     discard(this.#raw);
   }
 }
 
 /**
  * Wraps `raw` so that at most `limit` bytes are read from it. `declaredLength` (the
- * `content-length` header) fails an oversized answer before any of it is read.
+ * `content-length` header) fails an oversized answer before any of it is read. `done` is told
+ * once the body has been read whole, failed, or been dropped.
  */
 export function boundedBody(
   raw: RawBody,
   limit: number,
   declaredLength: number | undefined,
   what = "answer",
+  done?: BodyDone,
 ): UpstreamBody {
-  return new BoundedBody(raw, limit, declaredLength, what);
+  return new BoundedBody(raw, limit, declaredLength, what, done);
 }
 
 async function readChunks(body: AsyncIterable<Buffer>): Promise<string> {

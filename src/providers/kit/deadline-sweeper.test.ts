@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamError } from "../../spec/index.ts";
+import { answerTimeoutError } from "./answer-deadline.ts";
 import { createDeadlineSweeper } from "./deadline-sweeper.ts";
 import { createHttpClient } from "./http-client.ts";
 
@@ -34,7 +35,11 @@ afterAll(async () => {
 /** A client with long timeouts (a 20 s total deadline) whose sweeper runs on a hand-set clock. */
 function clientOnClock() {
   let clock = 1_000;
-  const deadlines = createDeadlineSweeper({ now: () => clock, timer: false });
+  const deadlines = createDeadlineSweeper({
+    expired: answerTimeoutError,
+    now: () => clock,
+    timer: false,
+  });
   const http = createHttpClient(
     { connectMs: 1000, firstByteMs: 10_000, idleMs: 10_000 },
     undefined,
@@ -88,13 +93,22 @@ describe("long total deadlines (the sweeper)", () => {
     await http.close();
   });
 
-  it("drops a body read whole at the next sweep, and leaves calls that did not ask alone", async () => {
+  it("forgets a body once it is read whole or dropped, and leaves calls that did not ask alone", async () => {
     const { http, deadlines, advance } = clientOnClock();
     const whole = await http.get(`${url}/whole`, { headers: {}, totalDeadline: true });
-    expect(await whole.body.json()).toEqual({ ok: true });
-    const unbounded = await http.get(`${url}/trickle`, { headers: {} });
     expect(deadlines.size).toBe(1);
-    advance(1);
+    expect(await whole.body.json()).toEqual({ ok: true });
+    expect(deadlines.size).toBe(0);
+    const iterated = await http.get(`${url}/whole`, { headers: {}, totalDeadline: true });
+    for await (const _chunk of iterated.body) {
+      /* read it all */
+    }
+    expect(deadlines.size).toBe(0);
+    const dropped = await http.get(`${url}/trickle`, { headers: {}, totalDeadline: true });
+    expect(deadlines.size).toBe(1);
+    dropped.body.destroy();
+    expect(deadlines.size).toBe(0);
+    const unbounded = await http.get(`${url}/trickle`, { headers: {} });
     expect(deadlines.size).toBe(0);
     advance(60_000);
     const outcome = await Promise.race([
@@ -112,7 +126,7 @@ describe("long total deadlines (the sweeper)", () => {
 
 describe("createDeadlineSweeper", () => {
   it("runs its timer only while bodies are watched", async () => {
-    const deadlines = createDeadlineSweeper({ everyMs: 10 });
+    const deadlines = createDeadlineSweeper({ expired: () => new Error("late"), everyMs: 10 });
     let destroyedWith: Error | undefined;
     const body = {
       destroyed: false,
@@ -121,7 +135,7 @@ describe("createDeadlineSweeper", () => {
         body.destroyed = true;
       },
     };
-    deadlines.watch(body, deadlines.now() + 30, () => new Error("late"));
+    deadlines.watch(body, deadlines.now() + 30, 30);
     await expect.poll(() => destroyedWith?.message, { timeout: 2000 }).toBe("late");
     await expect.poll(() => deadlines.size).toBe(0);
     deadlines.close();

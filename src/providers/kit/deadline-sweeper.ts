@@ -2,10 +2,11 @@
  * @module providers/kit/deadline-sweeper
  * Long total deadlines of upstream answers (ten seconds and more; the default is four minutes)
  * at almost no cost per call: no timer, abort controller or listener of its own, only an entry
- * in a list that one shared timer sweeps about once a second. A body still open past its
- * deadline is destroyed with the deadline's error, which its reader then gets (and undici aborts
- * the call). Entries whose body has closed are dropped at the next sweep. Short deadlines, which
- * a second's resolution would blur, keep a precise timer of their own (`answer-deadline.ts`).
+ * in a map that one shared timer sweeps about once a second. The body's reader forgets the entry
+ * as soon as the body is read (or dropped), so nothing of a call outlives it; a body still open
+ * past its deadline is destroyed with the deadline's error, which its reader then gets (and undici
+ * aborts the call). Short deadlines, which a second's resolution would blur, keep a precise timer
+ * of their own (`answer-deadline.ts`).
  */
 
 /** The part of an upstream body (undici's) the sweeper needs. */
@@ -15,25 +16,28 @@ export interface SweptBody {
 }
 
 export interface DeadlineSweeper {
-  /** Destroys `body` with `expired()` if it is still open at `deadlineAt` (the sweeper's clock). */
-  watch(body: SweptBody, deadlineAt: number, expired: () => Error): void;
+  /** Destroys `body` with the deadline's error if it is still watched at `deadlineAt`. */
+  watch(body: SweptBody, deadlineAt: number, totalMs: number): void;
+  /** The body was read whole or dropped: no deadline for it any more. */
+  forget(body: object): void;
   /** The sweeper's clock (milliseconds, monotonic). */
   now(): number;
   /** One sweep at `now` (the timer's work; tests call it with a clock of their own). */
   sweep(now: number): void;
-  /** Bodies watched and not yet dropped. */
+  /** Bodies watched and not yet forgotten. */
   readonly size: number;
   /** Stops the timer; bodies still watched are left alone. */
   close(): void;
 }
 
-interface Entry {
-  body: SweptBody;
-  deadlineAt: number;
-  expired: () => Error;
+interface Deadline {
+  at: number;
+  totalMs: number;
 }
 
 export interface DeadlineSweeperOptions {
+  /** The error a body past its deadline is destroyed with. */
+  expired(totalMs: number): Error;
   /** How often the timer sweeps (default 1,000 ms). */
   everyMs?: number;
   /** The clock (default `performance.now`). */
@@ -42,38 +46,44 @@ export interface DeadlineSweeperOptions {
   timer?: boolean;
 }
 
-export function createDeadlineSweeper(options: DeadlineSweeperOptions = {}): DeadlineSweeper {
+export function createDeadlineSweeper(options: DeadlineSweeperOptions): DeadlineSweeper {
   const everyMs = options.everyMs ?? 1000;
   const now = options.now ?? (() => performance.now());
-  let entries: Entry[] = [];
+  const watched = new Map<SweptBody, Deadline>();
   let timer: NodeJS.Timeout | undefined;
 
+  function stopWhenIdle(): void {
+    if (watched.size > 0 || !timer) return;
+    clearInterval(timer);
+    timer = undefined;
+  }
+
   function sweep(at: number): void {
-    const kept: Entry[] = [];
-    for (const entry of entries) {
-      if (entry.body.destroyed) continue;
-      if (at >= entry.deadlineAt) entry.body.destroy(entry.expired());
-      else kept.push(entry);
+    for (const [body, deadline] of watched) {
+      if (body.destroyed) watched.delete(body);
+      else if (at >= deadline.at) {
+        watched.delete(body);
+        body.destroy(options.expired(deadline.totalMs));
+      }
     }
-    entries = kept;
-    if (entries.length === 0 && timer) {
-      clearInterval(timer);
-      timer = undefined;
-    }
+    stopWhenIdle();
   }
 
   return {
-    watch(body, deadlineAt, expired) {
-      entries.push({ body, deadlineAt, expired });
+    watch(body, deadlineAt, totalMs) {
+      watched.set(body, { at: deadlineAt, totalMs });
       if (!timer && options.timer !== false) {
         timer = setInterval(() => sweep(now()), everyMs);
         timer.unref();
       }
     },
+    forget(body) {
+      watched.delete(body as SweptBody);
+    },
     now,
     sweep,
     get size() {
-      return entries.length;
+      return watched.size;
     },
     close() {
       if (timer) clearInterval(timer);

@@ -10,7 +10,7 @@ import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import { UpstreamError } from "../../spec/index.ts";
 import { answerTimeoutError, startAnswerDeadline } from "./answer-deadline.ts";
-import { boundedBody, declaredLength, type UpstreamBody } from "./bounded-body.ts";
+import { boundedBody, declaredLength, type RawBody, type UpstreamBody } from "./bounded-body.ts";
 import { createDeadlineSweeper, type DeadlineSweeper } from "./deadline-sweeper.ts";
 import { upstreamHeadersFor } from "./upstream-context.ts";
 
@@ -116,7 +116,8 @@ export function createHttpClient(
     keepAliveTimeout: 30_000,
     connections: 256,
   });
-  const deadlines = options.deadlines ?? createDeadlineSweeper();
+  const deadlines = options.deadlines ?? createDeadlineSweeper({ expired: answerTimeoutError });
+  const forgetDeadline = (body: RawBody) => deadlines.forget(body);
 
   async function send(
     method: "GET" | "POST",
@@ -156,8 +157,7 @@ export function createHttpClient(
     const stream = acceptsStream(init.headers);
     const limit = stream ? limits.maxStreamBytes : limits.maxResponseBytes;
     const answer = (response: Awaited<ReturnType<typeof request>>): UpstreamResponse => {
-      if (deadlineAt !== undefined)
-        deadlines.watch(response.body, deadlineAt, () => answerTimeoutError(totalMs));
+      if (deadlineAt !== undefined) deadlines.watch(response.body, deadlineAt, totalMs);
       return {
         status: response.statusCode,
         headers: response.headers,
@@ -166,6 +166,7 @@ export function createHttpClient(
           limit,
           declaredLength(response.headers["content-length"]),
           stream ? "stream" : "answer",
+          deadlineAt === undefined ? undefined : forgetDeadline,
         ),
       };
     };
