@@ -15,6 +15,10 @@
  * a fresh SQLite file.
  *
  * The `.cpuprofile` file is kept (its path is printed) for Chrome's DevTools or speedscope.
+ *
+ * `PROFILE_HEAP=1` measures allocations instead of time: V8's sampling heap profiler over the
+ * loaded seconds (`bench/heap-sampler.mjs`, collected objects counted), summarized as bytes
+ * allocated per request, by function and by area; the `.heapprofile` file is kept.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +37,47 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
+interface HeapNode {
+  callFrame: ProfileNode["callFrame"];
+  selfSize: number;
+  children?: HeapNode[];
+}
+
+/** Bytes allocated per request, by function and by area, from a sampling heap profile. */
+export function summarizeHeap(root: HeapNode, requests: number): string {
+  const byFunction = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, bytes: number) =>
+    map.set(key, (map.get(key) ?? 0) + bytes);
+  let total = 0;
+  const visit = (node: HeapNode) => {
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      add(byFunction, frameKey(node.callFrame), node.selfSize);
+      add(byArea, areaOf(node.callFrame), node.selfSize);
+    }
+    for (const child of node.children ?? []) visit(child);
+  };
+  visit(root);
+  const perRequest = (bytes: number) => `${(bytes / requests / 1024).toFixed(2)} KB`;
+  const rows = (title: string, totals: Map<string, number>) =>
+    [
+      `\n${title}`,
+      ...[...totals.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, TOP)
+        .map(
+          ([key, bytes]) =>
+            `${perRequest(bytes).padStart(10)}  ${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${key}`,
+        ),
+    ].join("\n");
+  return [
+    `allocated ${perRequest(total)} per request (${requests} requests)`,
+    rows("allocated per request by area", byArea),
+    rows("allocated per request by function", byFunction),
+  ].join("\n");
+}
+
 interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
@@ -115,6 +160,8 @@ async function main() {
   const load = loadRequest(api, stream, process.env.PROFILE_MODEL || undefined);
   const seconds = Number(process.argv[3] ?? 10);
   const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
+  const heap = process.env.PROFILE_HEAP === "1";
+  const heapFile = join(directory, "gateway.heapprofile");
   const sandbox = await startServer(
     process.execPath,
     ["bin/switchyard.js", "sandbox", "--port", "0"],
@@ -127,7 +174,9 @@ async function main() {
     const spawned = performance.now();
     const gateway = await startServer(
       process.execPath,
-      ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
+      heap
+        ? ["--import", "./bench/heap-sampler.mjs", "bin/switchyard.js", "start"]
+        : ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
       {
         cwd: ROOT,
         env: {
@@ -136,6 +185,7 @@ async function main() {
           DATABASE_URL: process.env.PROFILE_DATABASE_URL ?? join(directory, "profile.sqlite"),
           SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
           SWITCHYARD_SANDBOX_URL: sandbox.url,
+          HEAP_PROFILE_FILE: heapFile,
         },
         banner: GATEWAY_BANNER,
       },
@@ -150,10 +200,21 @@ async function main() {
     };
     await autocannon({ ...options, duration: 2 }); // warm-up, left out of the summary
     const loaded = performance.now();
+    if (heap) gateway.child.kill("SIGUSR2");
     const result = await autocannon({ ...options, duration: seconds });
     const exited = new Promise((resolve) => gateway.child.once("exit", resolve));
     gateway.child.kill("SIGTERM");
     await exited;
+    if (heap) {
+      const served = result.requests.total;
+      process.stdout.write(
+        `${api} ${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
+          `${result.non2xx + result.errors} failed; heap profile ${heapFile}\n`,
+      );
+      const profile = JSON.parse(readFileSync(heapFile, "utf8")) as { head: HeapNode };
+      process.stdout.write(`${summarizeHeap(profile.head, served)}\n`);
+      return;
+    }
     // One profile per thread (the module loader has one too): the main thread's is the largest.
     const file = readdirSync(directory)
       .filter((name) => name.endsWith(".cpuprofile"))
