@@ -110,11 +110,14 @@ export function writeReport(root: string, sections: string[], code: "build" | "s
   const cpu = cpuList()[0]?.model ?? "unknown CPU";
   const machine = `${cpuList().length} × ${cpu}, ${Math.round(totalMemory() / 2 ** 30)} GiB, Node ${process.version}`;
   const path = join(root, "docs", "performance-latest.md");
+  const only = process.env.BENCH_PLACEMENT
+    ? ` Only the ${process.env.BENCH_PLACEMENT} placement ran (\`BENCH_PLACEMENT\`).`
+    : "";
   writeFileSync(
     path,
     `# Latest benchmark run\n\nWritten by \`npm run bench\` on ${new Date().toISOString()}.\n\n` +
       `Machine: ${machine}. Every server in its own process, the load generator in the bench ` +
-      `process. The gateway ran ${ran}.\n\n${sections.join("\n\n")}\n`,
+      `process. The gateway ran ${ran}.${only}\n\n${sections.join("\n\n")}\n`,
   );
   process.stdout.write(`\nwritten to ${path}\n`);
 }
