@@ -13,6 +13,12 @@
  * their native route (`responses` for OpenAI responses, relayed natively), `COMPARE_MODEL` for
  * another model (a translated route, say), `COMPARE_WARMUP_SECONDS` (10). Then the latency one request at a time, A and B in turn:
  * `COMPARE_LATENCY_ROUNDS` (10, 0 to skip) rounds of `COMPARE_LATENCY_REQUESTS` (100).
+ *
+ * The whole comparison runs twice, the second time with the checkouts in each other's seat
+ * (fresh gateways started in the other order): the second seat measured about 5 % more CPU than
+ * the first for the same build, so one order alone can show a change that is not there. The
+ * verdict combines both: the CPU ratio as the square root of B/A over the swapped run's A/B,
+ * the latency as the mean of B − A and of the swapped run's. `COMPARE_ORDERS=1` runs one order.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +46,7 @@ const LOAD = loadRequest(
 const WARMUP_SECONDS = Number(process.env.COMPARE_WARMUP_SECONDS ?? 10);
 const LATENCY_ROUNDS = Number(process.env.COMPARE_LATENCY_ROUNDS ?? 10);
 const LATENCY_REQUESTS = Number(process.env.COMPARE_LATENCY_REQUESTS ?? 100);
+const ORDERS = process.env.COMPARE_ORDERS === "1" ? 1 : 2;
 
 interface Gateway extends Server {
   checkout: string;
@@ -77,7 +84,7 @@ function load(gateway: Gateway, seconds: number) {
  * every round), each round's p50 (of the first byte for streams), and the median over rounds of
  * B's p50 minus A's.
  */
-async function compareLatency(gateways: Gateway[]) {
+async function compareLatency(gateways: Gateway[]): Promise<number> {
   const p50s: number[][] = gateways.map(() => []);
   const differences: number[] = [];
   for (let round = 0; round < LATENCY_ROUNDS; round++) {
@@ -101,14 +108,17 @@ async function compareLatency(gateways: Gateway[]) {
       `A ${median(p50s[0]!).toFixed(3)} ms, B ${median(p50s[1]!).toFixed(3)} ms; ` +
       `B − A, median of rounds: ${(median(differences) * 1000).toFixed(0)} µs\n`,
   );
+  return median(differences);
 }
 
-async function main() {
-  const checkouts = process.argv.slice(2).map((path) => resolve(path));
-  if (checkouts.length !== 2) {
-    process.stderr.write("usage: node --import tsx bench/compare.ts <checkout-a> <checkout-b>\n");
-    return 2;
-  }
+/** What one order of the comparison measured: B/A CPU per request, B − A latency (ms). */
+interface OrderResult {
+  cpuRatio: number;
+  latencyDifference?: number;
+}
+
+/** One order: `checkouts[0]` in the first seat, `checkouts[1]` in the second. */
+async function compareOnce(checkouts: string[]): Promise<OrderResult> {
   const sandbox = await startServer(
     process.execPath,
     ["bin/switchyard.js", "sandbox", "--port", "0"],
@@ -144,11 +154,33 @@ async function main() {
     process.stdout.write(
       `B / A CPU per request, median of ${ROUNDS}: ${median(ratios).toFixed(3)}\n`,
     );
-    if (LATENCY_ROUNDS > 0) await compareLatency(gateways);
-    return 0;
+    const cpuRatio = median(ratios);
+    if (LATENCY_ROUNDS === 0) return { cpuRatio };
+    return { cpuRatio, latencyDifference: await compareLatency(gateways) };
   } finally {
     for (const server of [...gateways, sandbox]) server.child.kill("SIGTERM");
   }
+}
+
+async function main() {
+  const checkouts = process.argv.slice(2).map((path) => resolve(path));
+  if (checkouts.length !== 2) {
+    process.stderr.write("usage: node --import tsx bench/compare.ts <checkout-a> <checkout-b>\n");
+    return 2;
+  }
+  process.stdout.write(`A = ${checkouts[0]}, B = ${checkouts[1]}\n`);
+  const first = await compareOnce(checkouts);
+  if (ORDERS === 1) return 0;
+  process.stdout.write(`\nswapped seats: A = ${checkouts[1]}, B = ${checkouts[0]}\n`);
+  const swapped = await compareOnce([checkouts[1]!, checkouts[0]!]);
+  const cpu = Math.sqrt(first.cpuRatio / swapped.cpuRatio);
+  let verdict = `\nboth orders, ${checkouts[1]} against ${checkouts[0]}: CPU per request ${cpu.toFixed(3)} ×`;
+  if (first.latencyDifference !== undefined && swapped.latencyDifference !== undefined) {
+    const added = ((first.latencyDifference - swapped.latencyDifference) / 2) * 1000;
+    verdict += `, one at a time ${added >= 0 ? "+" : ""}${added.toFixed(0)} µs`;
+  }
+  process.stdout.write(`${verdict}\n`);
+  return 0;
 }
 
 process.exitCode = await main();
