@@ -19,6 +19,11 @@
  * `PROFILE_HEAP=1` measures allocations instead of time: V8's sampling heap profiler over the
  * loaded seconds (`bench/heap-sampler.mjs`, collected objects counted), summarized as bytes
  * allocated per request, by function and by area; the `.heapprofile` file is kept.
+ *
+ * `PROFILE_GC=1` measures the garbage collector instead: the gateway runs with V8's
+ * `--trace-gc-nvp`, and the young-generation collections (scavenges) and full collections
+ * (mark-compact) of the loaded seconds are summed per request: bytes allocated, bytes that
+ * survived a scavenge, bytes promoted to the old generation, and the pauses.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,6 +46,52 @@ interface HeapNode {
   callFrame: ProfileNode["callFrame"];
   selfSize: number;
   children?: HeapNode[];
+}
+
+/** The numbers of one `--trace-gc-nvp` line (`gc=s` is a scavenge, `gc=mc` a mark-compact). */
+function gcFields(line: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const part of line.split(" ")) {
+    const at = part.indexOf("=");
+    if (at > 0) fields.set(part.slice(0, at), part.slice(at + 1));
+  }
+  return fields;
+}
+
+/** Scavenges and mark-compacts of `lines` (`--trace-gc-nvp` output), per request. */
+export function summarizeGc(lines: readonly string[], requests: number): string {
+  const sums = {
+    scavenges: 0,
+    marks: 0,
+    allocated: 0,
+    survived: 0,
+    promoted: 0,
+    pause: 0,
+    markPause: 0,
+  };
+  for (const line of lines) {
+    const fields = gcFields(line);
+    const number = (name: string) => Number(fields.get(name) ?? 0);
+    if (fields.get("gc") === "s") {
+      sums.scavenges += 1;
+      sums.allocated += number("allocated");
+      sums.survived += number("new_space_survived");
+      sums.promoted += number("promoted");
+      sums.pause += number("pause");
+    } else if (fields.get("gc") === "mc") {
+      sums.marks += 1;
+      sums.markPause += number("pause");
+    }
+  }
+  const kb = (bytes: number) => `${(bytes / requests / 1024).toFixed(1)} KB`;
+  const us = (ms: number) => `${((ms * 1000) / requests).toFixed(1)} µs`;
+  return [
+    `${requests} requests: ${sums.scavenges} scavenges, ${sums.marks} mark-compacts`,
+    `per request: allocated ${kb(sums.allocated)}, survived a scavenge ${kb(sums.survived)}, ` +
+      `promoted ${kb(sums.promoted)}`,
+    `pauses per request: scavenges ${us(sums.pause)}, mark-compacts ${us(sums.markPause)} ` +
+      "(on the main thread; concurrent marking and sweeping run on helper threads besides)",
+  ].join("\n");
 }
 
 /** Bytes allocated per request, by function and by area, from a sampling heap profile. */
@@ -161,6 +212,7 @@ async function main() {
   const seconds = Number(process.argv[3] ?? 10);
   const directory = mkdtempSync(join(tmpdir(), "switchyard-profile-"));
   const heap = process.env.PROFILE_HEAP === "1";
+  const gc = process.env.PROFILE_GC === "1";
   const heapFile = join(directory, "gateway.heapprofile");
   const sandbox = await startServer(
     process.execPath,
@@ -176,7 +228,9 @@ async function main() {
       process.execPath,
       heap
         ? ["--import", "./bench/heap-sampler.mjs", "bin/switchyard.js", "start"]
-        : ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
+        : gc
+          ? ["--trace-gc-nvp", "bin/switchyard.js", "start"]
+          : ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
       {
         cwd: ROOT,
         env: {
@@ -201,10 +255,26 @@ async function main() {
     await autocannon({ ...options, duration: 2 }); // warm-up, left out of the summary
     const loaded = performance.now();
     if (heap) gateway.child.kill("SIGUSR2");
+    const gcLines: string[] = [];
+    let partial = "";
+    const traced = (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) if (line.includes(" gc=")) gcLines.push(line);
+    };
+    if (gc) gateway.child.stdout?.on("data", traced);
     const result = await autocannon({ ...options, duration: seconds });
+    gateway.child.stdout?.off("data", traced);
+    if (gc) {
+      process.stdout.write(
+        `${api} ${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
+          `${result.non2xx + result.errors} failed\n${summarizeGc(gcLines, result.requests.total)}\n`,
+      );
+    }
     const exited = new Promise((resolve) => gateway.child.once("exit", resolve));
     gateway.child.kill("SIGTERM");
     await exited;
+    if (gc) return;
     if (heap) {
       const served = result.requests.total;
       process.stdout.write(
