@@ -4,7 +4,7 @@
  * charged); a task id of `..` is never polled at another address of the vendor's API; and a
  * poll answer that never ends (a byte every 200 ms, below any idle timeout) neither stops the
  * engine from settling other vendors' tasks nor keeps its own task from expiring and being
- * refunded: a poll ends within its lease.
+ * refunded: a poll ends within three leases, and never past the task's age limit.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -265,4 +265,61 @@ describe("xAI video: a poll answer that never ends", () => {
       charged: before - (await balanceOf(gateway, user.key)),
     }).toEqual({ status: "expired", billing: "released", charged: 0 });
   }, 25_000);
+});
+
+describe("xAI video: a poll that outlives the task's age limit", () => {
+  let gateway: TestGateway;
+  let vendor: Server;
+
+  beforeAll(async () => {
+    const started = await startVendor((request, response, body) => {
+      if (request.method === "POST") {
+        json(response, 200, { request_id: (JSON.parse(body) as { prompt: string }).prompt });
+        return;
+      }
+      // Headers, then nothing at all: only the engine's own bound ends this poll.
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"status":"pending"');
+    });
+    vendor = started.server;
+    gateway = await startTestGateway({
+      config: {
+        upstream: { first_byte_timeout_ms: 60_000, idle_timeout_ms: 60_000 },
+        tasks: {
+          tick_ms: 50,
+          poll_min_interval_ms: 50,
+          poll_max_interval_ms: 200,
+          // A poll may last three leases (90 s): far past the task's 10 s age limit.
+          lease_seconds: 30,
+          max_age_seconds: 10,
+        },
+        catalog: {
+          models: [xaiVideoModel("hanging-video", started.url, { perSecond: PER_SECOND })],
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await stopVendor(vendor);
+  });
+
+  it("the poll is cut at the age limit and the task expired and refunded then, not when the poll's lease bound runs out", async () => {
+    const user = await createUser(gateway, { balanceMicros: 10_000_000 });
+    const before = await balanceOf(gateway, user.key);
+    const submitted = await gateway.request("/v1/videos/generations", {
+      key: user.key,
+      json: { model: "hanging-video", prompt: "a fox", duration: 2, resolution: "480p" },
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as { id: string };
+    // The age limit is 10 s and the poll's own bound 90 s: 20 s tells them apart with room.
+    const task = await settledTask(gateway, user.key, id, 20_000);
+    expect({
+      status: task.status,
+      error: task.error?.code,
+      billing: task.billing.state,
+      charged: before - (await balanceOf(gateway, user.key)),
+    }).toEqual({ status: "expired", error: "TaskExpired", billing: "released", charged: 0 });
+  }, 30_000);
 });

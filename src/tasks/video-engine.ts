@@ -171,12 +171,15 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
         status: task.status as "queued" | "running",
         nextPollAt: now + Math.max(0, Math.min(delayMs, untilExpiry)),
       });
-    if (now - task.createdAt > options.maxAgeMs) {
-      await finishWith(task, {
+    const expire = (at: number) =>
+      finishWith(task, {
         status: "expired",
         error: { code: "TaskExpired", message: "The task did not finish within the time allowed." },
-        finishedAt: now,
+        finishedAt: at,
       });
+    const expired = () => clock() - task.createdAt > options.maxAgeMs;
+    if (now - task.createdAt > options.maxAgeMs) {
+      await expire(now);
       return;
     }
     if (task.providerTaskId === null) {
@@ -210,11 +213,14 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
       // A poll ends within three leases: a slow vendor may outlast one (another instance then
       // polls too, which the exactly-once finish covers), but one that trickles its answer
       // forever would otherwise hold the tick (and every other task's settlement, expiry and
-      // webhook) with it.
+      // webhook) with it. Nor does it outlast the task's expiry, which is decided right after.
       const state = await model.poll({
         upstreamModel: task.upstreamModel,
         providerTaskId: task.providerTaskId,
-        abortSignal: AbortSignal.any([halt.signal, AbortSignal.timeout(3 * options.leaseMs)]),
+        abortSignal: AbortSignal.any([
+          halt.signal,
+          AbortSignal.timeout(Math.max(1, Math.min(3 * options.leaseMs, untilExpiry))),
+        ]),
       });
       if (FINAL_VIDEO_STATUSES.has(state.status)) {
         await finishWith(task, {
@@ -229,6 +235,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
         });
         return;
       }
+      if (expired()) {
+        await expire(clock());
+        return;
+      }
       await store.recordVideoTaskProgress(task.id, owner, {
         status: state.status as "queued" | "running",
         providerRecord: state.providerRecord,
@@ -240,6 +250,10 @@ export function startVideoEngine(deps: VideoEngineDeps): VideoEngine {
         // Cut short by the shutdown: nothing is known of the task, so only its next poll moves
         // (this instance or another asks again later); no failure is recorded.
         await later(delay);
+        return;
+      }
+      if (expired()) {
+        await expire(clock());
         return;
       }
       const retryAfterMs = UpstreamError.isInstance(error)
