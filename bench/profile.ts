@@ -23,7 +23,10 @@
  * `PROFILE_GC=1` measures the garbage collector instead: the gateway runs with V8's
  * `--trace-gc-nvp`, and the young-generation collections (scavenges) and full collections
  * (mark-compact) of the loaded seconds are summed per request: bytes allocated, bytes that
- * survived a scavenge, bytes promoted to the old generation, and the pauses.
+ * survived a scavenge, bytes promoted to the old generation, and the pauses; `PROFILE_GC_LINES=1`
+ * prints every collection besides. `PROFILE_HEAP=1 PROFILE_PROMOTED=1` keeps in the heap profile
+ * only what a scavenge did not take (what was promoted). `PROFILE_NODE_FLAGS` passes flags to the
+ * gateway's `node` (V8 flags, `--import` of a module to preload).
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,7 +75,7 @@ export function summarizeGc(lines: readonly string[], requests: number): string 
   for (const line of lines) {
     const fields = gcFields(line);
     const number = (name: string) => Number(fields.get(name) ?? 0);
-    if (fields.get("gc") === "s") {
+    if (fields.get("gc") === "s" || fields.get("gc") === "mmc") {
       sums.scavenges += 1;
       sums.allocated += number("allocated");
       sums.survived += number("new_space_survived");
@@ -224,13 +227,14 @@ async function main() {
   );
   try {
     const spawned = performance.now();
+    const nodeFlags = (process.env.PROFILE_NODE_FLAGS ?? "").split(" ").filter(Boolean);
     const gateway = await startServer(
       process.execPath,
       heap
-        ? ["--import", "./bench/heap-sampler.mjs", "bin/switchyard.js", "start"]
+        ? [...nodeFlags, "--import", "./bench/heap-sampler.mjs", "bin/switchyard.js", "start"]
         : gc
-          ? ["--trace-gc-nvp", "bin/switchyard.js", "start"]
-          : ["--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
+          ? [...nodeFlags, "--trace-gc-nvp", "bin/switchyard.js", "start"]
+          : [...nodeFlags, "--cpu-prof", "--cpu-prof-dir", directory, "bin/switchyard.js", "start"],
       {
         cwd: ROOT,
         env: {
@@ -240,6 +244,7 @@ async function main() {
           SWITCHYARD_ADMIN_KEY: ADMIN_KEY,
           SWITCHYARD_SANDBOX_URL: sandbox.url,
           HEAP_PROFILE_FILE: heapFile,
+          HEAP_PROFILE_PROMOTED: process.env.PROFILE_PROMOTED === "1" ? "1" : "",
         },
         banner: GATEWAY_BANNER,
       },
@@ -265,6 +270,14 @@ async function main() {
     if (gc) gateway.child.stdout?.on("data", traced);
     const result = await autocannon({ ...options, duration: seconds });
     gateway.child.stdout?.off("data", traced);
+    if (gc && process.env.PROFILE_GC_LINES === "1") {
+      for (const line of gcLines) {
+        const fields = gcFields(line);
+        process.stdout.write(
+          `${fields.get("gc")} allocated=${fields.get("allocated")} promoted=${fields.get("promoted")} survived=${fields.get("new_space_survived")} pause=${fields.get("pause")}\n`,
+        );
+      }
+    }
     if (gc) {
       process.stdout.write(
         `${api} ${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +
