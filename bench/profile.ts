@@ -270,14 +270,8 @@ async function main() {
     if (gc) gateway.child.stdout?.on("data", traced);
     const result = await autocannon({ ...options, duration: seconds });
     gateway.child.stdout?.off("data", traced);
-    if (gc && process.env.PROFILE_GC_LINES === "1") {
-      for (const line of gcLines) {
-        const fields = gcFields(line);
-        process.stdout.write(
-          `${fields.get("gc")} allocated=${fields.get("allocated")} promoted=${fields.get("promoted")} survived=${fields.get("new_space_survived")} pause=${fields.get("pause")}\n`,
-        );
-      }
-    }
+    if (gc && process.env.PROFILE_GC_LINES === "1")
+      for (const line of gcLines) process.stdout.write(`${line}\n`);
     if (gc) {
       process.stdout.write(
         `${api} ${stream ? "stream" : "json"}: ${Math.round(result.requests.average)} requests/s, ` +

@@ -18,8 +18,16 @@ import type SQLite from "better-sqlite3";
 import type { CompiledQuery, Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
-/** Yields queries, receives each query's rows, returns the transaction's result. */
-export type TransactionBody<T> = () => Generator<CompiledQuery, T, Record<string, unknown>[]>;
+/** A transaction's steps: yields queries, receives each query's rows, returns its result. */
+export type TransactionSteps<T> = Generator<CompiledQuery, T, Record<string, unknown>[]>;
+
+/**
+ * Starts a transaction's steps. On a hot path, an arrow that calls a generator function made
+ * once (per module or per store), not a generator function made per call: V8 gives each
+ * generator function it creates a map of its own in the old generation, which keeps the
+ * function and all it closes over alive until the next full collection.
+ */
+export type TransactionBody<T> = () => TransactionSteps<T>;
 
 /** What the caller knows about the work around its body. */
 export interface RunHint {

@@ -69,6 +69,76 @@ export function addDelivered(json: string, delivered: DeliveredText): void {
   }
 }
 
+/** What a passed-through stream keeps while it runs: its usage, whether it broke, the chunks not yet counted. */
+interface PassThroughRun {
+  usage: TokenUsage | undefined;
+  interrupted: boolean;
+  /** Chunks sent and not yet read for the delivered count. */
+  unread: string[];
+  delivered: DeliveredText;
+}
+
+type PassThroughInput = Parameters<typeof passedThroughStream>[0];
+
+/** Counts the chunks not yet read, then asks for the gateway's own count of the delivered output. */
+function ownCountOf(input: PassThroughInput, run: PassThroughRun): Promise<TokenUsage> {
+  for (const json of run.unread) addDelivered(json, run.delivered);
+  run.unread = [];
+  return input.ownCount(run.delivered);
+}
+
+/**
+ * The frames of a passed-through stream. A module-level generator that takes its state as
+ * arguments, not one made per request: V8 gives every generator function it creates a map of its
+ * own, in the old generation, that holds the function and so everything it closes over until the
+ * next full collection, which turned every finished stream's state into old-generation garbage
+ * (docs/performance.md, "What a stream keeps past the young generation").
+ */
+async function* passedThroughFrames(
+  input: PassThroughInput,
+  run: PassThroughRun,
+): AsyncGenerator<StreamFrame> {
+  const { context } = input;
+  try {
+    for await (const part of input.chunks) {
+      if (part.type === "finish") {
+        run.usage = part.usage;
+        continue;
+      }
+      const batch: StreamFrame[] = [];
+      for (const json of part.json) {
+        run.unread.push(json);
+        batch.push({ data: undefined, json });
+      }
+      yield framesTogether(batch);
+    }
+  } catch (error) {
+    run.interrupted = !context.signal.aborted;
+    const message = error instanceof Error ? error.message : "Upstream stream failed.";
+    yield {
+      data: { error: { message, type: "upstream_error", code: "upstream_error" } },
+      interrupts: true,
+    };
+    return;
+  }
+  const usage = await completedUsage(run.usage, () => ownCountOf(input, run));
+  run.usage = usage;
+  const { costMicros } = await context.settle({ tokens: usage });
+  if (input.includeUsage) {
+    yield {
+      data: {
+        id: input.id,
+        object: "chat.completion.chunk",
+        created: input.created,
+        model: context.model.id,
+        choices: [],
+        usage: { ...toOpenAIUsage(usage), cost_micros: costMicros },
+      },
+    };
+  }
+  yield { data: "[DONE]" };
+}
+
 export function passedThroughStream(input: {
   chunks: AsyncIterable<ChatChunkStreamPart>;
   context: OperationContext;
@@ -79,67 +149,21 @@ export function passedThroughStream(input: {
   /** The gateway's own count for a delivered output (the prompt is counted there too). */
   ownCount(delivered: DeliveredText): Promise<TokenUsage>;
 }): OperationResult {
-  const { context } = input;
-  const state = { usage: undefined as TokenUsage | undefined, interrupted: false };
-  const delivered = new DeliveredText();
-  /** Chunks sent and not yet read for the delivered count. */
-  let unread: string[] = [];
-  const ownCount = () => {
-    for (const json of unread) addDelivered(json, delivered);
-    unread = [];
-    return input.ownCount(delivered);
+  const run: PassThroughRun = {
+    usage: undefined,
+    interrupted: false,
+    unread: [],
+    delivered: new DeliveredText(),
   };
-
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    try {
-      for await (const part of input.chunks) {
-        if (part.type === "finish") {
-          state.usage = part.usage;
-          continue;
-        }
-        const batch: StreamFrame[] = [];
-        for (const json of part.json) {
-          unread.push(json);
-          batch.push({ data: undefined, json });
-        }
-        yield framesTogether(batch);
-      }
-    } catch (error) {
-      state.interrupted = !context.signal.aborted;
-      const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield {
-        data: { error: { message, type: "upstream_error", code: "upstream_error" } },
-        interrupts: true,
-      };
-      return;
-    }
-    const usage = await completedUsage(state.usage, ownCount);
-    state.usage = usage;
-    const { costMicros } = await context.settle({ tokens: usage });
-    if (input.includeUsage) {
-      yield {
-        data: {
-          id: input.id,
-          object: "chat.completion.chunk",
-          created: input.created,
-          model: context.model.id,
-          choices: [],
-          usage: { ...toOpenAIUsage(usage), cost_micros: costMicros },
-        },
-      };
-    }
-    yield { data: "[DONE]" };
-  }
-
   return {
     kind: "stream",
-    frames: frames(),
+    frames: passedThroughFrames(input, run),
     warnings: input.warnings,
     usage: async () => {
-      const own = await ownCount();
-      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
-      return { tokens: atLeastDelivered(state.usage, own) };
+      const own = await ownCountOf(input, run);
+      if (run.interrupted && own.output.total === 0 && !run.usage) return undefined;
+      return { tokens: atLeastDelivered(run.usage, own) };
     },
-    interrupted: () => state.interrupted,
+    interrupted: () => run.interrupted,
   };
 }
