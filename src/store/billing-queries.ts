@@ -19,6 +19,7 @@ import type {
   UsageRecordsTable,
 } from "./schema.ts";
 import { recordSpendQuery } from "./spend-by-day.ts";
+import type { TransactionSteps } from "./transactions.ts";
 
 export function toRow(record: UsageRecord): UsageRecordsTable {
   return {
@@ -154,7 +155,7 @@ export function* availableFor(
   accountId: string,
   book: HoldBook | undefined,
   exceptRequestId?: string,
-) {
+): TransactionSteps<number> {
   const [account] = (yield q.available({ accountId })) as Array<{
     balance_micros: number;
     held_micros: number;

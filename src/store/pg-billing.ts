@@ -24,14 +24,20 @@
  */
 import { type CompiledQuery, type Kysely, type Migration, type RawBuilder, sql } from "kysely";
 import { availableFor, hotQueries, toRow } from "./billing-queries.ts";
-import type { BillingStore, HoldInput, UsageRecord } from "./billing-types.ts";
+import type {
+  BillingStore,
+  HoldInput,
+  HoldResult,
+  SpendLimitCheck,
+  UsageRecord,
+} from "./billing-types.ts";
 import { newId } from "./ids.ts";
 import { queryTemplate } from "./query-template.ts";
 import type { Database, UsageRecordsTable } from "./schema.ts";
 import { dayOf, keyTreeCte, spendUpsert } from "./spend-by-day.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { refusedByCap } from "./sql-billing.ts";
-import type { TransactionRunner } from "./transactions.ts";
+import type { TransactionRunner, TransactionSteps } from "./transactions.ts";
 
 /** The columns of a usage record, in the order they are written, with their SQL types. */
 const USAGE_COLUMNS = {
@@ -218,6 +224,29 @@ export function pgBillingStore(
       closedBy: typeof rows[0]?.closed_by === "string" ? rows[0].closed_by : undefined,
     };
   };
+  /**
+   * A hold under spend caps, once the caps' reads found room. Made once, not per call: V8 keeps a
+   * generator function made per call, and all it closes over, until its next full collection.
+   */
+  function* placeUnderCaps(
+    accountId: string,
+    amountMicros: number,
+    limits: readonly SpendLimitCheck[],
+    hold: () => CompiledQuery,
+  ): TransactionSteps<HoldResult> {
+    const capped = yield* checkSpendLimits(
+      db,
+      { accountId, amountMicros, limits, lockAccount: true },
+      undefined,
+    );
+    if (capped) return refusedByCap(capped);
+    const [placed] = yield hold();
+    if (Number(placed?.placed ?? 0) > 0) return { placed: true as const };
+    return {
+      placed: false as const,
+      availableMicros: yield* availableFor(q, accountId, undefined),
+    };
+  }
   return {
     async placeHold(input) {
       const { accountId, amountMicros } = input;
@@ -250,20 +279,7 @@ export function pgBillingStore(
       }
       // Spend caps: a transaction that locks the account row first, so that the caps' reads see
       // every hold of the account placed before (spend-limits.ts), then the hold statement.
-      return transactions.run(function* () {
-        const capped = yield* checkSpendLimits(
-          db,
-          { accountId, amountMicros, limits, lockAccount: true },
-          undefined,
-        );
-        if (capped) return refusedByCap(capped);
-        const [placed] = yield hold();
-        if (Number(placed?.placed ?? 0) > 0) return { placed: true as const };
-        return {
-          placed: false as const,
-          availableMicros: yield* availableFor(q, accountId, undefined),
-        };
-      });
+      return transactions.run(() => placeUnderCaps(accountId, amountMicros, limits, hold));
     },
     async settle(record) {
       const { closed, closedBy } = await close(record, "charge", null);

@@ -4,34 +4,28 @@
  * first byte), and returns an OpenAI-shaped body or a stream of OpenAI chunks (one choice per
  * `n`, each chunk naming its choice's index). MCP reuses it.
  */
-import {
-  atLeastDelivered,
-  completedUsage,
-  countTokens,
-  DeliveredText,
-} from "../../billing/index.ts";
+import { completedUsage, countTokens, type DeliveredText } from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import { droppedFieldWarnings } from "../../core/dropped-fields.ts";
-import type { OperationContext, OperationResult, StreamFrame } from "../../core/operation.ts";
+import type { OperationContext, OperationResult } from "../../core/operation.ts";
 import { attemptRoutes, logAttempts } from "../../routing/index.ts";
 import type {
   ChatCallOptions,
   ChatChoice,
   ChatChunkStreamPart,
-  ChatFinishReason,
   ChatStreamPart,
   TokenUsage,
 } from "../../spec/index.ts";
 import { newId } from "../../store/index.ts";
 import { chatModelRules } from "../chat-model-rules.ts";
 import { assertStructuredOutput, structuredOutputCheck } from "../structured-output.ts";
-import { buildChatCompletion, toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
-import { textChunkWriter } from "./chunk-json.ts";
+import { buildChatCompletion } from "./build-chat-response.ts";
 import { convertChatRequest, toChatResponseFormat } from "./convert-chat-request.ts";
 import { countChatPrompt } from "./count-chat-prompt.ts";
 import { passedThroughStream } from "./passthrough-stream.ts";
 import { splitExtraFields } from "./request-fields.ts";
 import type { ChatCompletionRequest } from "./schema.ts";
+import { translatedStream } from "./translated-stream.ts";
 
 /** What a streaming route answered: chunks to pass through, or parts to translate. */
 type UpstreamStream =
@@ -151,129 +145,14 @@ export async function runChatCompletion(
       ownCount: countDelivered,
     });
   }
-  const parts = upstream.parts;
-  const state = {
-    usage: undefined as TokenUsage | undefined,
-    /** The upstream broke mid-stream (not the client going away). */
-    interrupted: false,
-  };
-  const delivered = new DeliveredText();
-  const ownCount = () => countDelivered(delivered);
-  const choiceCount = body.n ?? 1;
-  const chunk = (
-    delta: Record<string, unknown>,
-    choice = 0,
-    finishReason: string | null = null,
-  ) => ({
-    id,
-    object: "chat.completion.chunk",
-    created,
-    model: context.model.id,
-    choices: [{ index: choice, delta, logprobs: null, finish_reason: finishReason }],
-    ...(includeUsage ? { usage: null } : {}),
-  });
-
-  const textChunk = textChunkWriter({
+  return translatedStream({
+    parts: upstream.parts,
+    context,
     id,
     created,
-    model: context.model.id,
     includeUsage,
-  });
-
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    for (let choice = 0; choice < choiceCount; choice++)
-      yield { data: chunk({ role: "assistant", content: "" }, choice) };
-    let finishReasons: ChatFinishReason[] = ["stop"];
-    try {
-      for await (const part of parts as AsyncIterable<ChatStreamPart>) {
-        switch (part.type) {
-          case "text-delta":
-            delivered.add(part.delta);
-            yield { data: undefined, json: textChunk("content", part.delta, part.choice ?? 0) };
-            break;
-          case "reasoning-delta":
-            delivered.add(part.delta, true);
-            yield {
-              data: undefined,
-              json: textChunk("reasoning_content", part.delta, part.choice ?? 0),
-            };
-            break;
-          case "tool-call-start":
-            yield {
-              data: chunk(
-                {
-                  tool_calls: [
-                    {
-                      index: part.index,
-                      id: part.id,
-                      type: "function",
-                      function: { name: part.name, arguments: "" },
-                    },
-                  ],
-                },
-                part.choice,
-              ),
-            };
-            break;
-          case "tool-call-delta":
-            delivered.add(part.argumentsDelta);
-            yield {
-              data: chunk(
-                {
-                  tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
-                },
-                part.choice,
-              ),
-            };
-            break;
-          case "finish":
-            finishReasons = part.finishReasons ?? [part.finishReason];
-            state.usage = part.usage;
-            break;
-        }
-      }
-    } catch (error) {
-      state.interrupted = !context.signal.aborted;
-      const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield {
-        data: { error: { message, type: "upstream_error", code: "upstream_error" } },
-        interrupts: true,
-      };
-      return;
-    }
-    for (let choice = 0; choice < choiceCount; choice++) {
-      const reason = finishReasons[choice] ?? finishReasons[0] ?? "stop";
-      yield { data: chunk({}, choice, toOpenAIFinishReason(reason)) };
-    }
-    const usage = await completedUsage(state.usage, ownCount);
-    state.usage = usage;
-    const { costMicros } = await context.settle({ tokens: usage });
-    if (includeUsage) {
-      yield {
-        data: {
-          id,
-          object: "chat.completion.chunk",
-          created,
-          model: context.model.id,
-          choices: [],
-          usage: { ...toOpenAIUsage(usage), cost_micros: costMicros },
-        },
-      };
-    }
-    yield { data: "[DONE]" };
-  }
-
-  return {
-    kind: "stream",
-    frames: frames(),
+    choiceCount: body.n ?? 1,
     warnings: dropped,
-    // Read on abort, on an upstream break and for checkpoints (a completed stream has settled
-    // already): what was delivered, and nothing at all when the upstream broke before any output.
-    usage: async () => {
-      const own = await ownCount();
-      if (state.interrupted && own.output.total === 0 && !state.usage) return undefined;
-      return { tokens: atLeastDelivered(state.usage, own) };
-    },
-    interrupted: () => state.interrupted,
-  };
+    ownCount: countDelivered,
+  });
 }

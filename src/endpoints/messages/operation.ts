@@ -289,56 +289,82 @@ function streamBilling(body: MessagesRequest, context: OperationContext) {
   };
 }
 
+type StreamBilling = ReturnType<typeof streamBilling>;
+type NativeUpstream = PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>;
+
+// The frames below come from generator functions made once, which take the request's facts as
+// arguments: V8 gives each generator function it creates a map of its own in the old generation,
+// which would keep one made per request, and all it closes over, until the next full collection
+// (docs/performance.md).
+
 function nativeStream(
   body: MessagesRequest,
   context: OperationContext,
-  upstream: PassthroughStream<Array<PassthroughEvent | PassthroughTextEvent>>,
+  upstream: NativeUpstream,
   warnings: CallWarning[],
 ): OperationResult {
   const billing = streamBilling(body, context);
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    try {
-      yield* relay();
-    } catch (error) {
-      // The upstream broke mid-stream: tell the client; what was delivered is billed.
-      billing.noteFailure();
-      const message = error instanceof Error ? error.message : "Upstream stream failed.";
-      yield {
-        event: "error",
-        data: { type: "error", error: { type: "api_error", message } },
-        interrupts: true,
-      };
-    }
-  }
-  async function* relay(): AsyncGenerator<StreamFrame> {
-    // A read's events go on as one frame; what came before a message_stop goes out before it
-    // is settled, as it would one event at a time.
-    for await (const batch of passthroughFrames(upstream.events, body.model, billing.state)) {
-      let from = 0;
-      for (let at = 0; at < batch.length; at++) {
-        const frame = batch[at]!;
-        if (frame.event === "error") {
-          billing.noteFailure();
-          batch[at] = { ...frame, interrupts: true };
-        }
-        if (frame.event !== "message_stop") continue;
-        if (at > from) yield framesTogether(batch.slice(from, at));
-        from = at;
-        await context.settle(
-          { tokens: await completedUsage(upstream.usage(), billing.ownCount) },
-          { upstreamRequestId: upstream.upstreamRequestId },
-        );
-      }
-      if (from < batch.length) yield framesTogether(from === 0 ? batch : batch.slice(from));
-    }
-  }
   return {
     kind: "stream",
-    frames: frames(),
+    frames: nativeFrames(body, context, upstream, billing),
     warnings,
     usage: () => billing.usage(upstream.usage()),
     interrupted: () => billing.state.interrupted,
   };
+}
+
+async function* nativeFrames(
+  body: MessagesRequest,
+  context: OperationContext,
+  upstream: NativeUpstream,
+  billing: StreamBilling,
+): AsyncGenerator<StreamFrame> {
+  try {
+    yield* nativeRelay(body, context, upstream, billing);
+  } catch (error) {
+    // The upstream broke mid-stream: tell the client; what was delivered is billed.
+    billing.noteFailure();
+    const message = error instanceof Error ? error.message : "Upstream stream failed.";
+    yield {
+      event: "error",
+      data: { type: "error", error: { type: "api_error", message } },
+      interrupts: true,
+    };
+  }
+}
+
+async function* nativeRelay(
+  body: MessagesRequest,
+  context: OperationContext,
+  upstream: NativeUpstream,
+  billing: StreamBilling,
+): AsyncGenerator<StreamFrame> {
+  // A read's events go on as one frame; what came before a message_stop goes out before it
+  // is settled, as it would one event at a time.
+  for await (const batch of passthroughFrames(upstream.events, body.model, billing.state)) {
+    let from = 0;
+    for (let at = 0; at < batch.length; at++) {
+      const frame = batch[at]!;
+      if (frame.event === "error") {
+        billing.noteFailure();
+        batch[at] = { ...frame, interrupts: true };
+      }
+      if (frame.event !== "message_stop") continue;
+      if (at > from) yield framesTogether(batch.slice(from, at));
+      from = at;
+      await context.settle(
+        { tokens: await completedUsage(upstream.usage(), billing.ownCount) },
+        { upstreamRequestId: upstream.upstreamRequestId },
+      );
+    }
+    if (from < batch.length) yield framesTogether(from === 0 ? batch : batch.slice(from));
+  }
+}
+
+/** What a translated stream learns as it runs: the upstream's usage, and what was charged. */
+interface TranslatedUsage {
+  reported: TokenUsage | undefined;
+  charged: TokenUsage | undefined;
 }
 
 function translatedStream(
@@ -348,39 +374,41 @@ function translatedStream(
   warnings: CallWarning[],
 ): OperationResult {
   const billing = streamBilling(body, context);
-  let reported: TokenUsage | undefined;
-  let charged: TokenUsage | undefined;
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    const inputTokens = await countMessagesTokens(body, { exact: false });
-    const id = `msg_${newId("").slice(1)}`;
-    const events = toMessagesEvents(
-      parts,
-      { id, model: body.model, inputTokens },
-      async (usage) => {
-        reported = usage;
-        charged = await completedUsage(usage, billing.ownCount);
-        return charged;
-      },
-    );
-    for await (const frame of events) {
-      // Counted as it goes out: a tool call held back behind another is counted once it is sent.
-      countDelivered(frame, billing.state.delivered);
-      if (frame.event === "error") {
-        billing.noteFailure();
-        yield { ...frame, interrupts: true };
-        continue;
-      }
-      if (frame.event === "message_stop") await context.settle({ tokens: charged! });
-      yield frame;
-    }
-  }
+  const run: TranslatedUsage = { reported: undefined, charged: undefined };
   return {
     kind: "stream",
-    frames: frames(),
+    frames: translatedFrames(body, context, parts, billing, run),
     warnings,
-    usage: () => billing.usage(reported),
+    usage: () => billing.usage(run.reported),
     interrupted: () => billing.state.interrupted,
   };
+}
+
+async function* translatedFrames(
+  body: MessagesRequest,
+  context: OperationContext,
+  parts: AsyncIterable<ChatStreamPart>,
+  billing: StreamBilling,
+  run: TranslatedUsage,
+): AsyncGenerator<StreamFrame> {
+  const inputTokens = await countMessagesTokens(body, { exact: false });
+  const id = `msg_${newId("").slice(1)}`;
+  const events = toMessagesEvents(parts, { id, model: body.model, inputTokens }, async (usage) => {
+    run.reported = usage;
+    run.charged = await completedUsage(usage, billing.ownCount);
+    return run.charged;
+  });
+  for await (const frame of events) {
+    // Counted as it goes out: a tool call held back behind another is counted once it is sent.
+    countDelivered(frame, billing.state.delivered);
+    if (frame.event === "error") {
+      billing.noteFailure();
+      yield { ...frame, interrupts: true };
+      continue;
+    }
+    if (frame.event === "message_stop") await context.settle({ tokens: run.charged! });
+    yield frame;
+  }
 }
 
 /** Adds the text, thinking or tool input a translated event carries to what was delivered. */

@@ -181,44 +181,9 @@ function translatedStream(
   const skeleton = responseSkeleton(body, head);
   const writer = new ResponsesStreamWriter(skeleton);
   const billing = streamBilling(options, context);
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    yield* writer.start();
-    let finishReason: ChatFinishReason = "stop";
-    try {
-      for await (const part of parts) {
-        if (part.type === "finish") {
-          finishReason = part.finishReason;
-          billing.state.usage = part.usage;
-          continue;
-        }
-        const frames = writer.part(part);
-        if (frames.length === 0) continue;
-        if (part.type === "text-delta") billing.delivered.add(part.delta);
-        if (part.type === "reasoning-delta") billing.delivered.add(part.delta, true);
-        if (part.type === "tool-call-delta") billing.delivered.add(part.argumentsDelta);
-        yield* frames;
-      }
-    } catch (error) {
-      billing.noteFailure();
-      yield* interruptionFrames(writer.failed(error));
-      return;
-    }
-    yield* writer.close(finishReason);
-    const usage = await completedUsage(billing.state.usage, billing.ownCount);
-    billing.state.usage = usage;
-    await context.settle({ tokens: usage });
-    const response = finishedResponse(skeleton, {
-      output: writer.output,
-      finishReason,
-      usage,
-      now: context.services.now(),
-    });
-    await keepResponse(body, context, response, "translated");
-    yield writer.terminal(response);
-  }
   return {
     kind: "stream",
-    frames: frames(),
+    frames: translatedFrames(body, context, parts, { skeleton, writer, billing }),
     warnings,
     usage: billing.usage,
     interrupted: () => billing.state.interrupted,
@@ -239,47 +204,9 @@ function nativeStream(
   const delivery = new ResponsesDelivery((text, reasoning) =>
     billing.delivered.add(text, reasoning),
   );
-  async function* frames(): AsyncGenerator<StreamFrame> {
-    try {
-      // A read's events go on as one frame; what came before a terminal event goes out before
-      // it is settled, as it would one event at a time.
-      for await (const events of upstream.events) {
-        let batch: StreamFrame[] = [];
-        for (const { event, data } of events) {
-          delivery.note(event, data);
-          let frame = relay.frame(event, data);
-          if (event === "error" || event === "response.failed") {
-            billing.noteFailure();
-            frame = { ...frame, interrupts: true };
-          }
-          if (event === "response.completed" || event === "response.incomplete") {
-            if (batch.length > 0) yield framesTogether(batch);
-            batch = [];
-            const usage = await completedUsage(upstream.usage(), billing.ownCount);
-            billing.state.usage = usage;
-            await context.settle(
-              { tokens: usage },
-              { upstreamRequestId: upstream.upstreamRequestId },
-            );
-            await keepResponse(
-              body,
-              context,
-              { ...relay.snapshot, id: head.id, model: head.model },
-              "native",
-            );
-          }
-          batch.push(frame);
-        }
-        if (batch.length > 0) yield framesTogether(batch);
-      }
-    } catch (error) {
-      billing.noteFailure();
-      yield* interruptionFrames(relay.failed(error));
-    }
-  }
   return {
     kind: "stream",
-    frames: frames(),
+    frames: nativeFrames(body, context, upstream, head, { relay, billing, delivery }),
     warnings,
     usage: async () => {
       billing.state.usage ??= upstream.usage();
@@ -288,4 +215,103 @@ function nativeStream(
     interrupted: () => billing.state.interrupted,
     failed: (error) => relay.failed(error),
   };
+}
+
+// The frames come from generator functions made once, which take the request's facts as
+// arguments: V8 gives each generator function it creates a map of its own in the old generation,
+// which would keep one made per request, and all it closes over, until the next full collection
+// (docs/performance.md).
+
+type StreamBilling = ReturnType<typeof streamBilling>;
+
+async function* translatedFrames(
+  body: ResponsesRequest,
+  context: OperationContext,
+  parts: AsyncIterable<ChatStreamPart>,
+  run: {
+    skeleton: ReturnType<typeof responseSkeleton>;
+    writer: ResponsesStreamWriter;
+    billing: StreamBilling;
+  },
+): AsyncGenerator<StreamFrame> {
+  const { skeleton, writer, billing } = run;
+  yield* writer.start();
+  let finishReason: ChatFinishReason = "stop";
+  try {
+    for await (const part of parts) {
+      if (part.type === "finish") {
+        finishReason = part.finishReason;
+        billing.state.usage = part.usage;
+        continue;
+      }
+      const frames = writer.part(part);
+      if (frames.length === 0) continue;
+      if (part.type === "text-delta") billing.delivered.add(part.delta);
+      if (part.type === "reasoning-delta") billing.delivered.add(part.delta, true);
+      if (part.type === "tool-call-delta") billing.delivered.add(part.argumentsDelta);
+      yield* frames;
+    }
+  } catch (error) {
+    billing.noteFailure();
+    yield* interruptionFrames(writer.failed(error));
+    return;
+  }
+  yield* writer.close(finishReason);
+  const usage = await completedUsage(billing.state.usage, billing.ownCount);
+  billing.state.usage = usage;
+  await context.settle({ tokens: usage });
+  const response = finishedResponse(skeleton, {
+    output: writer.output,
+    finishReason,
+    usage,
+    now: context.services.now(),
+  });
+  await keepResponse(body, context, response, "translated");
+  yield writer.terminal(response);
+}
+
+async function* nativeFrames(
+  body: ResponsesRequest,
+  context: OperationContext,
+  upstream: PassthroughStream<PassthroughEvent[]>,
+  head: { id: string; model: string },
+  run: { relay: NativeRelay; billing: StreamBilling; delivery: ResponsesDelivery },
+): AsyncGenerator<StreamFrame> {
+  const { relay, billing, delivery } = run;
+  try {
+    // A read's events go on as one frame; what came before a terminal event goes out before
+    // it is settled, as it would one event at a time.
+    for await (const events of upstream.events) {
+      let batch: StreamFrame[] = [];
+      for (const { event, data } of events) {
+        delivery.note(event, data);
+        let frame = relay.frame(event, data);
+        if (event === "error" || event === "response.failed") {
+          billing.noteFailure();
+          frame = { ...frame, interrupts: true };
+        }
+        if (event === "response.completed" || event === "response.incomplete") {
+          if (batch.length > 0) yield framesTogether(batch);
+          batch = [];
+          const usage = await completedUsage(upstream.usage(), billing.ownCount);
+          billing.state.usage = usage;
+          await context.settle(
+            { tokens: usage },
+            { upstreamRequestId: upstream.upstreamRequestId },
+          );
+          await keepResponse(
+            body,
+            context,
+            { ...relay.snapshot, id: head.id, model: head.model },
+            "native",
+          );
+        }
+        batch.push(frame);
+      }
+      if (batch.length > 0) yield framesTogether(batch);
+    }
+  } catch (error) {
+    billing.noteFailure();
+    yield* interruptionFrames(relay.failed(error));
+  }
 }

@@ -33,6 +33,26 @@ async function peek(audio: AsyncIterable<Uint8Array>): Promise<Peeked> {
   return { first, iterator };
 }
 
+/**
+ * The audio's bytes; at their end the request is settled (`settle`), and a read that fails marks
+ * the delivery failed unless the client had gone. A generator function made once, not per call:
+ * V8 keeps one made per call, and all it closes over, until its next full collection.
+ */
+async function* settledAtEnd(
+  audio: AsyncIterable<Uint8Array>,
+  context: OperationContext,
+  state: { failed: boolean },
+  settle: () => Promise<unknown>,
+): AsyncGenerator<Uint8Array> {
+  try {
+    yield* audio;
+  } catch (error) {
+    state.failed = !context.signal.aborted;
+    throw error;
+  }
+  await settle();
+}
+
 async function* replay({ first, iterator }: Peeked): AsyncGenerator<Uint8Array> {
   if (first.done) return;
   try {
@@ -97,16 +117,6 @@ export async function runSpeech(
   const state = { failed: false };
   const usage = () => ({ media: speechUsage(body.input, speech.characters) });
 
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    try {
-      yield* audio;
-    } catch (error) {
-      state.failed = !context.signal.aborted;
-      throw error;
-    }
-    await context.settle(usage(), { upstreamRequestId: speech.upstreamRequestId });
-  }
-
   const warnings = [
     ...droppedFieldWarnings(undeclaredFields(body, SpeechRequest)),
     ...plan.warnings,
@@ -115,7 +125,9 @@ export async function runSpeech(
   return {
     kind: "binary",
     contentType: CONTENT_TYPES[plan.format],
-    body: bytes(),
+    body: settledAtEnd(audio, context, state, () =>
+      context.settle(usage(), { upstreamRequestId: speech.upstreamRequestId }),
+    ),
     usage: async () => (state.failed ? undefined : usage()),
     headers: {
       // Percent-encoded by the HTTP layer when not printable ASCII (http/response-headers).

@@ -13,15 +13,10 @@ import type {
   ChatStreamPart,
   ChatToolCall,
 } from "../../spec/index.ts";
-import {
-  type HttpClient,
-  headerValue,
-  toUpstreamError,
-  type UpstreamResponse,
-} from "../kit/http-client.ts";
+import { type HttpClient, headerValue, type UpstreamResponse } from "../kit/http-client.ts";
 import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { toolCallName } from "../kit/tool-call-name.ts";
-import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { postUpstream, readJsonObject, withUpstreamErrors } from "../kit/upstream-call.ts";
 import type { AnthropicResponse } from "./anthropic-api.ts";
 import { ANTHROPIC_REQUEST_ID_HEADER, readAnthropicError } from "./anthropic-error.ts";
 import { outputFinishReason, outputToolText } from "./anthropic-json-output.ts";
@@ -133,19 +128,12 @@ export class AnthropicChatModel implements ChatModel {
 
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
     const { request, response } = await this.#post(options, true);
-    const signal = options.abortSignal;
     const parts = parseAnthropicStream(decodeSseBatches(response.body), {
       warnings: request.warnings,
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
       prefill: request.prefill,
       outputTool: request.outputTool,
     });
-    return (async function* (): AsyncGenerator<ChatStreamPart> {
-      try {
-        yield* parts;
-      } catch (error) {
-        throw toUpstreamError(error, signal);
-      }
-    })();
+    return withUpstreamErrors(parts, options.abortSignal);
   }
 }

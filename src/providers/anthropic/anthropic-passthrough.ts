@@ -91,7 +91,6 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
     );
     let usage: AnthropicUsage | undefined;
     const signal = call.abortSignal;
-    type Relayed = PassthroughEvent | PassthroughTextEvent;
     /** Reads one event: usage and the stop noted; most events go on as text, unparsed. */
     const read = (frame: SseEvent): Relayed => {
       if (frame.event !== undefined && UNREAD_EVENTS.has(frame.event) && isObjectText(frame.data))
@@ -107,43 +106,8 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
         usage = mergeAnthropicUsage(usage, data.usage as AnthropicUsage | undefined);
       return { event, data };
     };
-    async function* events(): AsyncGenerator<Relayed[]> {
-      let stopped = false;
-      /** The events of the read at hand, ready to go. */
-      let ready: Relayed[] = [];
-      try {
-        for await (const frames of decodeSseBatches(response.body)) {
-          for (const frame of frames) {
-            // Read on to the end of the body after message_stop (a body dropped half-read costs
-            // the connection), but pass nothing on: the request is settled at the stop, so what
-            // a vendor sends after it would reach the client unbilled.
-            if (stopped) continue;
-            const event = read(frame);
-            ready.push(event);
-            if (event.event === "message_stop") stopped = true;
-            if (event.event === "error") {
-              yield ready;
-              return;
-            }
-          }
-          if (ready.length === 0) continue;
-          const batch = ready;
-          ready = [];
-          yield batch;
-        }
-      } catch (error) {
-        // What a read held before a malformed event still goes to the client first.
-        if (ready.length > 0) yield ready;
-        throw toUpstreamError(error, signal);
-      }
-      if (!stopped)
-        throw new UpstreamError({
-          kind: "protocol",
-          message: "Upstream stream ended before message_stop.",
-        });
-    }
     return {
-      events: events(),
+      events: relayedEvents(response.body, read, signal),
       usage: () => convertAnthropicUsage(usage),
       upstreamRequestId: headerValue(response.headers, ANTHROPIC_REQUEST_ID_HEADER),
     };
@@ -157,4 +121,52 @@ export class AnthropicPassthrough implements MessagesPassthroughModel {
       return { input_tokens: answer.input_tokens };
     });
   }
+}
+
+/** An event relayed: parsed, or passed on as its text. */
+type Relayed = PassthroughEvent | PassthroughTextEvent;
+
+/**
+ * The upstream's events in the batches they were read in, each read by `read`; nothing after
+ * `message_stop`. Made once, not per call: V8 keeps a generator function made per call, and all
+ * it closes over, until its next full collection (docs/performance.md).
+ */
+async function* relayedEvents(
+  body: Parameters<typeof decodeSseBatches>[0],
+  read: (frame: SseEvent) => Relayed,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Relayed[]> {
+  let stopped = false;
+  /** The events of the read at hand, ready to go. */
+  let ready: Relayed[] = [];
+  try {
+    for await (const frames of decodeSseBatches(body)) {
+      for (const frame of frames) {
+        // Read on to the end of the body after message_stop (a body dropped half-read costs
+        // the connection), but pass nothing on: the request is settled at the stop, so what
+        // a vendor sends after it would reach the client unbilled.
+        if (stopped) continue;
+        const event = read(frame);
+        ready.push(event);
+        if (event.event === "message_stop") stopped = true;
+        if (event.event === "error") {
+          yield ready;
+          return;
+        }
+      }
+      if (ready.length === 0) continue;
+      const batch = ready;
+      ready = [];
+      yield batch;
+    }
+  } catch (error) {
+    // What a read held before a malformed event still goes to the client first.
+    if (ready.length > 0) yield ready;
+    throw toUpstreamError(error, signal);
+  }
+  if (!stopped)
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream stream ended before message_stop.",
+    });
 }

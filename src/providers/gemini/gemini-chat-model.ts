@@ -7,9 +7,9 @@
  * @see https://ai.google.dev/api/generate-content
  */
 import type { ChatCallOptions, ChatModel, ChatResult, ChatStreamPart } from "../../spec/index.ts";
-import { type HttpClient, headerValue, toUpstreamError } from "../kit/http-client.ts";
+import { type HttpClient, headerValue } from "../kit/http-client.ts";
 import { decodeSseBatches } from "../kit/sse-decoder.ts";
-import { postUpstream, readJsonObject } from "../kit/upstream-call.ts";
+import { postUpstream, readJsonObject, withUpstreamErrors } from "../kit/upstream-call.ts";
 import { convertToGeminiRequest } from "./convert-to-gemini-request.ts";
 import type { GeminiResponse } from "./gemini-api-types.ts";
 import { readGeminiError } from "./gemini-error.ts";
@@ -80,16 +80,10 @@ export class GeminiChatModel implements ChatModel {
     const { body, warnings } = convertToGeminiRequest(options);
     const response = await this.#post(options, body, true);
     const upstreamRequestId = headerValue(response.headers, "x-request-id");
-    const signal = options.abortSignal;
-    return (async function* (): AsyncGenerator<ChatStreamPart> {
-      try {
-        yield* toChatStreamParts(decodeSseBatches(response.body), {
-          warnings,
-          ...(upstreamRequestId ? { upstreamRequestId } : {}),
-        });
-      } catch (error) {
-        throw toUpstreamError(error, signal);
-      }
-    })();
+    const parts = toChatStreamParts(decodeSseBatches(response.body), {
+      warnings,
+      ...(upstreamRequestId ? { upstreamRequestId } : {}),
+    });
+    return withUpstreamErrors(parts, options.abortSignal);
   }
 }

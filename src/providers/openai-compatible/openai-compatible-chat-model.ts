@@ -6,6 +6,7 @@
  * in the stream (where deltas carry their choice's index).
  */
 import type {
+  CallWarning,
   ChatCallOptions,
   ChatChoice,
   ChatChunkStreamPart,
@@ -148,86 +149,101 @@ export class OpenAICompatibleChatModel implements ChatModel {
 
   async doStream(options: ChatCallOptions): Promise<AsyncIterable<ChatStreamPart>> {
     const { response, warnings } = await this.#post(options, true);
-    const upstreamRequestId = headerValue(response.headers, "x-request-id");
-    const signal = options.abortSignal;
-    return (async function* (): AsyncGenerator<ChatStreamPart> {
-      yield { type: "stream-start", warnings, upstreamRequestId };
-      const finishReasons: ChatFinishReason[] = [];
-      let usage: TokenUsage | undefined;
-      /** Tool calls started, by `<choice>:<index>`. */
-      const toolCalls = new Map<string, ChatToolCall>();
-      try {
-        let done = false;
-        for await (const events of decodeSseBatches(response.body))
-          for (const event of events) {
-            // Read on to the end of the body after [DONE] rather than leaving the loop: a body
-            // dropped half-read costs an abort error and the connection, which cannot be reused.
-            if (done || event.data === "[DONE]") {
-              done = true;
-              continue;
-            }
-            const chunk = parseOpenAIStreamChunk<OpenAIChunk>(event.data);
-            usage = convertOpenAIUsage(chunk.usage) ?? usage;
-            for (const choice of chunk.choices ?? []) {
-              const index = choice.index ?? 0;
-              // The first choice's parts carry no index, as when only one was asked for.
-              const of = index === 0 ? {} : { choice: index };
-              const delta = choice.delta ?? {};
-              const content = readOpenAIContent(delta.content);
-              const reasoning = delta.reasoning_content || delta.reasoning || content.reasoning;
-              if (reasoning) yield { type: "reasoning-delta", delta: reasoning, ...of };
-              if (content.text) yield { type: "text-delta", delta: content.text, ...of };
-              for (const call of delta.tool_calls ?? []) {
-                const key = `${index}:${call.index}`;
-                if (!toolCalls.has(key)) {
-                  const started = {
-                    id: call.id ?? `call_${call.index}`,
-                    name: toolCallName(call.function?.name, upstreamRequestId),
-                    arguments: "",
-                  };
-                  toolCalls.set(key, started);
-                  yield {
-                    type: "tool-call-start",
-                    index: call.index,
-                    id: started.id,
-                    name: started.name,
-                    ...of,
-                  };
-                }
-                const fragment = call.function?.arguments;
-                if (fragment)
-                  yield {
-                    type: "tool-call-delta",
-                    index: call.index,
-                    argumentsDelta: fragment,
-                    ...of,
-                  };
-              }
-              if (choice.finish_reason)
-                finishReasons[index] = mapOpenAIFinishReason(choice.finish_reason);
-            }
-          }
-      } catch (error) {
-        throw toUpstreamError(error, signal);
-      }
-      const first = finishReasons[0];
-      if (first === undefined) {
-        throw new UpstreamError({
-          kind: "protocol",
-          message: "Upstream stream ended before it finished.",
-        });
-      }
-      const several = finishReasons.length > 1 || (options.choiceCount ?? 1) > 1;
-      yield {
-        type: "finish",
-        finishReason: first,
-        ...(several
-          ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) }
-          : {}),
-        usage,
-      };
-    })();
+    return openAIStreamParts({
+      body: response.body,
+      warnings,
+      upstreamRequestId: headerValue(response.headers, "x-request-id"),
+      signal: options.abortSignal,
+      choiceCount: options.choiceCount ?? 1,
+    });
   }
+}
+
+/**
+ * An OpenAI-compatible stream's chunks as typed parts. Made once, not per call: V8 keeps a
+ * generator function made per call, and all it closes over, until its next full collection.
+ */
+async function* openAIStreamParts(stream: {
+  body: Parameters<typeof decodeSseBatches>[0];
+  warnings: CallWarning[];
+  upstreamRequestId: string | undefined;
+  signal: AbortSignal | undefined;
+  choiceCount: number;
+}): AsyncGenerator<ChatStreamPart> {
+  const { upstreamRequestId } = stream;
+  yield { type: "stream-start", warnings: stream.warnings, upstreamRequestId };
+  const finishReasons: ChatFinishReason[] = [];
+  let usage: TokenUsage | undefined;
+  /** Tool calls started, by `<choice>:<index>`. */
+  const toolCalls = new Map<string, ChatToolCall>();
+  try {
+    let done = false;
+    for await (const events of decodeSseBatches(stream.body))
+      for (const event of events) {
+        // Read on to the end of the body after [DONE] rather than leaving the loop: a body
+        // dropped half-read costs an abort error and the connection, which cannot be reused.
+        if (done || event.data === "[DONE]") {
+          done = true;
+          continue;
+        }
+        const chunk = parseOpenAIStreamChunk<OpenAIChunk>(event.data);
+        usage = convertOpenAIUsage(chunk.usage) ?? usage;
+        for (const choice of chunk.choices ?? []) {
+          const index = choice.index ?? 0;
+          // The first choice's parts carry no index, as when only one was asked for.
+          const of = index === 0 ? {} : { choice: index };
+          const delta = choice.delta ?? {};
+          const content = readOpenAIContent(delta.content);
+          const reasoning = delta.reasoning_content || delta.reasoning || content.reasoning;
+          if (reasoning) yield { type: "reasoning-delta", delta: reasoning, ...of };
+          if (content.text) yield { type: "text-delta", delta: content.text, ...of };
+          for (const call of delta.tool_calls ?? []) {
+            const key = `${index}:${call.index}`;
+            if (!toolCalls.has(key)) {
+              const started = {
+                id: call.id ?? `call_${call.index}`,
+                name: toolCallName(call.function?.name, upstreamRequestId),
+                arguments: "",
+              };
+              toolCalls.set(key, started);
+              yield {
+                type: "tool-call-start",
+                index: call.index,
+                id: started.id,
+                name: started.name,
+                ...of,
+              };
+            }
+            const fragment = call.function?.arguments;
+            if (fragment)
+              yield {
+                type: "tool-call-delta",
+                index: call.index,
+                argumentsDelta: fragment,
+                ...of,
+              };
+          }
+          if (choice.finish_reason)
+            finishReasons[index] = mapOpenAIFinishReason(choice.finish_reason);
+        }
+      }
+  } catch (error) {
+    throw toUpstreamError(error, stream.signal);
+  }
+  const first = finishReasons[0];
+  if (first === undefined) {
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream stream ended before it finished.",
+    });
+  }
+  const several = finishReasons.length > 1 || stream.choiceCount > 1;
+  yield {
+    type: "finish",
+    finishReason: first,
+    ...(several ? { finishReasons: Array.from(finishReasons, (reason) => reason ?? first) } : {}),
+    usage,
+  };
 }
 
 function readChoice(choice: OpenAICompletionChoice | undefined): ChatChoice {

@@ -100,47 +100,56 @@ export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
 
   async stream(call: PassthroughCall): Promise<PassthroughStream<PassthroughEvent[]>> {
     const response = await this.#post(call, true);
-    let usage: TokenUsage | undefined;
-    const signal = call.abortSignal;
-    async function* events(): AsyncGenerator<PassthroughEvent[]> {
-      let ended = false;
-      /** The events of the read at hand, ready to go. */
-      let ready: PassthroughEvent[] = [];
-      try {
-        reading: for await (const frames of decodeSseBatches(response.body)) {
-          for (const frame of frames) {
-            if (frame.data === "[DONE]") break reading;
-            const data = parseEventObject(frame.data);
-            const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
-            if (TERMINAL.has(event)) {
-              ended = true;
-              usage = convertResponsesUsage(
-                (data.response as { usage?: unknown } | undefined)?.usage,
-              );
-            }
-            ready.push({ event, data });
-            if (ended) break reading;
-          }
-          const batch = ready;
-          ready = [];
-          yield batch;
-        }
-      } catch (error) {
-        // What a read held before a malformed event still goes to the client first.
-        if (ready.length > 0) yield ready;
-        throw toUpstreamError(error, signal);
-      }
-      if (ready.length > 0) yield ready;
-      if (!ended)
-        throw new UpstreamError({
-          kind: "protocol",
-          message: "Upstream stream ended before its terminal event.",
-        });
-    }
+    const run: { usage: TokenUsage | undefined } = { usage: undefined };
     return {
-      events: events(),
-      usage: () => usage,
+      events: responsesEvents(response.body, call.abortSignal, run),
+      usage: () => run.usage,
       upstreamRequestId: headerValue(response.headers, "x-request-id"),
     };
   }
+}
+
+/**
+ * The upstream's events in the batches they were read in, up to the terminal event, whose usage
+ * goes to `run`. Made once, not per call: V8 keeps a generator function made per call, and all
+ * it closes over, until its next full collection (docs/performance.md).
+ */
+async function* responsesEvents(
+  body: Parameters<typeof decodeSseBatches>[0],
+  signal: AbortSignal | undefined,
+  run: { usage: TokenUsage | undefined },
+): AsyncGenerator<PassthroughEvent[]> {
+  let ended = false;
+  /** The events of the read at hand, ready to go. */
+  let ready: PassthroughEvent[] = [];
+  try {
+    reading: for await (const frames of decodeSseBatches(body)) {
+      for (const frame of frames) {
+        if (frame.data === "[DONE]") break reading;
+        const data = parseEventObject(frame.data);
+        const event = typeof data.type === "string" ? data.type : (frame.event ?? "message");
+        if (TERMINAL.has(event)) {
+          ended = true;
+          run.usage = convertResponsesUsage(
+            (data.response as { usage?: unknown } | undefined)?.usage,
+          );
+        }
+        ready.push({ event, data });
+        if (ended) break reading;
+      }
+      const batch = ready;
+      ready = [];
+      yield batch;
+    }
+  } catch (error) {
+    // What a read held before a malformed event still goes to the client first.
+    if (ready.length > 0) yield ready;
+    throw toUpstreamError(error, signal);
+  }
+  if (ready.length > 0) yield ready;
+  if (!ended)
+    throw new UpstreamError({
+      kind: "protocol",
+      message: "Upstream stream ended before its terminal event.",
+    });
 }
