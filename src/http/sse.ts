@@ -5,6 +5,7 @@
  * ready in one turn of the event loop in one write (the last ones together with the end).
  */
 import type { ServerResponse } from "node:http";
+import type { StopSignal } from "../core/deliver.ts";
 import type { StreamFrame } from "../core/operation.ts";
 
 /** A stream event as SSE writes it (the core's frame type). */
@@ -23,7 +24,7 @@ export function formatSseFrame(frame: SseFrame): string {
 export async function writeSse(
   response: ServerResponse,
   frames: AsyncIterable<SseFrame>,
-  options: { heartbeatMs?: number; signal: AbortSignal },
+  options: { heartbeatMs?: number; signal: StopSignal },
 ): Promise<void> {
   const heartbeat = setInterval(() => {
     if (!response.writableEnded) response.write(": keep-alive\n\n");
@@ -65,7 +66,7 @@ export async function writeSse(
 }
 
 /** Waits until the response can take more data, or is gone (closed, or the request aborted). */
-export function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
+export function drained(response: ServerResponse, signal: StopSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);

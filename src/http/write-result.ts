@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
-import type { DeliverySink } from "../core/deliver.ts";
+import type { DeliverySink, StopSignal } from "../core/deliver.ts";
 import {
   type ErrorDialect,
   framesTogether,
@@ -45,7 +45,7 @@ export function httpDeliverySink(
             },
       );
     },
-    pump(result: LongResult, signal: AbortSignal) {
+    pump(result: LongResult, signal: StopSignal) {
       return result.kind === "stream"
         ? writeSse(response, result.frames, { signal, heartbeatMs: options.heartbeatMs })
         : writeBinary(response, result.body, signal);
@@ -83,7 +83,7 @@ function streamEnding(
 export async function writeBinary(
   response: ServerResponse,
   chunks: AsyncIterable<Uint8Array>,
-  signal: AbortSignal,
+  signal: StopSignal,
 ): Promise<void> {
   for await (const chunk of chunks) {
     if (signal.aborted || response.destroyed) break;
