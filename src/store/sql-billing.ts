@@ -131,16 +131,11 @@ export function sqlBillingStore(
     );
     if (capped) return refusedByCap(capped);
     const updated = yield q.reserve({ accountId, amount: amountMicros });
-    if (updated.length === 0) {
-      const [account] = (yield q.available({ accountId })) as Array<{
-        balance_micros: number;
-        held_micros: number;
-      }>;
-      const availableMicros = account
-        ? Number(account.balance_micros) - Number(account.held_micros)
-        : 0;
-      return { placed: false as const, availableMicros };
-    }
+    if (updated.length === 0)
+      return {
+        placed: false as const,
+        availableMicros: yield* availableFor(q, accountId, undefined),
+      };
     yield q.insertLedger({
       id: newId("led"),
       account_id: accountId,

@@ -69,6 +69,15 @@ export function addDelivered(json: string, delivered: DeliveredText): void {
   }
 }
 
+/** The chunk that ends a chat stream whose upstream broke mid-way (OpenAI's error object). */
+export function upstreamErrorFrame(error: unknown): StreamFrame {
+  const message = error instanceof Error ? error.message : "Upstream stream failed.";
+  return {
+    data: { error: { message, type: "upstream_error", code: "upstream_error" } },
+    interrupts: true,
+  };
+}
+
 /** What a passed-through stream keeps while it runs: its usage, whether it broke, the chunks not yet counted. */
 interface PassThroughRun {
   usage: TokenUsage | undefined;
@@ -114,11 +123,7 @@ async function* passedThroughFrames(
     }
   } catch (error) {
     run.interrupted = !context.signal.aborted;
-    const message = error instanceof Error ? error.message : "Upstream stream failed.";
-    yield {
-      data: { error: { message, type: "upstream_error", code: "upstream_error" } },
-      interrupts: true,
-    };
+    yield upstreamErrorFrame(error);
     return;
   }
   const usage = await completedUsage(run.usage, () => ownCountOf(input, run));

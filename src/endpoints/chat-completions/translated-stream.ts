@@ -20,6 +20,7 @@ import type {
 } from "../../spec/index.ts";
 import { toOpenAIFinishReason, toOpenAIUsage } from "./build-chat-response.ts";
 import { textChunkWriter } from "./chunk-json.ts";
+import { upstreamErrorFrame } from "./passthrough-stream.ts";
 
 export interface TranslatedStreamInput {
   parts: AsyncIterable<ChatStreamPart>;
@@ -108,11 +109,7 @@ async function* translatedFrames(
     }
   } catch (error) {
     run.interrupted = !context.signal.aborted;
-    const message = error instanceof Error ? error.message : "Upstream stream failed.";
-    yield {
-      data: { error: { message, type: "upstream_error", code: "upstream_error" } },
-      interrupts: true,
-    };
+    yield upstreamErrorFrame(error);
     return;
   }
   for (let choice = 0; choice < choiceCount; choice++) {
