@@ -9,54 +9,16 @@
 import type { Logger } from "pino";
 import type { SettleDetails, Settlement } from "../billing/index.ts";
 import type { QuotaLease } from "../limits/index.ts";
-import type { Usage } from "../spec/index.ts";
+import type { CallSignal, Usage } from "../spec/index.ts";
+import { CallAbort } from "./call-abort.ts";
 import { framesTogether, type LongResult, type StreamFrame } from "./operation.ts";
-
-/**
- * Tells a sink to stop delivering (the client went away, or a checkpoint found the request
- * settled elsewhere): the part of an `AbortSignal` a sink reads, which an `AbortSignal` is too.
- */
-export interface StopSignal {
-  readonly aborted: boolean;
-  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: "abort", listener: () => void): void;
-}
-
-/**
- * The stop of one delivery. Not an `AbortController`: Node's `AbortSignal` is an `EventTarget`
- * that costs maps of its own in the old generation (docs/performance.md), and this one is only
- * ever read by the sink. Listeners are called once, when it stops.
- */
-class DeliveryStop implements StopSignal {
-  aborted = false;
-  reason: unknown = undefined;
-  #listeners: Array<() => void> = [];
-
-  stop(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    const listeners = this.#listeners;
-    this.#listeners = [];
-    for (const listener of listeners) listener();
-  }
-
-  addEventListener(_type: "abort", listener: () => void): void {
-    if (!this.aborted) this.#listeners.push(listener);
-  }
-
-  removeEventListener(_type: "abort", listener: () => void): void {
-    const at = this.#listeners.indexOf(listener);
-    if (at >= 0) this.#listeners.splice(at, 1);
-  }
-}
 
 /** Where a transport puts a long result. */
 export interface DeliverySink {
   /** The answer starts (the HTTP layer writes its status line and headers). */
   open(result: LongResult): void;
   /** Delivers the whole result; rejects when the delivery broke. */
-  pump(result: LongResult, signal: StopSignal): Promise<void>;
+  pump(result: LongResult, signal: CallSignal): Promise<void>;
   /**
    * Ends the answer; `failed` when the delivery broke (`error` says why), `opened` when `open`
    * had run.
@@ -74,7 +36,7 @@ export interface DeliveryControl {
   requestId: string;
   lease: QuotaLease;
   /** Aborted when the client went away. */
-  signal: AbortSignal;
+  signal: CallSignal;
   settle(usage: Usage, details?: SettleDetails): Promise<Settlement>;
   release(reason: string): Promise<void>;
   /** Records what was delivered so far (the charge if the process dies before settling). */
@@ -98,11 +60,11 @@ export async function deliverLongResult(
   let failure: unknown;
   // Stopped when the client goes away, or when a checkpoint finds the request settled by
   // another path (`request_abandoned`): what follows would be delivered free.
-  const stop = new DeliveryStop();
-  const onClientGone = () => stop.stop(control.signal.reason);
+  const stop = new CallAbort();
+  const onClientGone = () => stop.abort(control.signal.reason);
   if (control.signal.aborted) onClientGone();
   else control.signal.addEventListener("abort", onClientGone, { once: true });
-  const checkpoints = startCheckpoints(result, control, (error) => stop.stop(error));
+  const checkpoints = startCheckpoints(result, control, (error) => stop.abort(error));
   // Charge what was delivered, even when the client went away or the upstream broke
   // mid-stream; an upstream failure before anything was delivered, or an answer that could not
   // even start, is charged nothing. A stream that ran to its end settled itself.

@@ -7,7 +7,7 @@
  */
 import type { Caller } from "../auth/index.ts";
 import { GatewayError } from "../errors/index.ts";
-import { formatWarning } from "../spec/index.ts";
+import { type CallSignal, formatWarning } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { DeliverySink } from "./deliver.ts";
 import type { ModelEndpointSet } from "./model-endpoints.ts";
@@ -24,7 +24,7 @@ export interface ModelCall {
   /** The request id used in logs, holds and usage records. */
   requestId: string;
   /** Aborted when the caller goes away (the upstream call is cancelled, delivered work billed). */
-  signal: AbortSignal;
+  signal: CallSignal;
   /** Request headers, lower-cased (forwarded where an endpoint forwards any). */
   headers?: Record<string, string | string[] | undefined>;
 }

@@ -17,7 +17,7 @@ import {
 } from "../billing/index.ts";
 import type { CatalogModel, ResolvedRoute } from "../catalog/index.ts";
 import { GatewayError } from "../errors/index.ts";
-import type { CallWarning, Usage } from "../spec/index.ts";
+import type { CallSignal, CallWarning, Usage } from "../spec/index.ts";
 import {
   type GatewayMetrics,
   NO_METRICS,
@@ -41,7 +41,7 @@ export interface ModelCallInput {
   body: unknown;
   requestId: string;
   /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  signal: CallSignal;
   /** Request headers, lower-cased. */
   headers: Record<string, string | string[] | undefined>;
   /** `performance.now()` when the request arrived (for latency figures). */

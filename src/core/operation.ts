@@ -14,7 +14,7 @@ import type {
 } from "../billing/index.ts";
 import type { CatalogModel, EndpointKind, ResolvedRoute } from "../catalog/index.ts";
 import type { GatewayError } from "../errors/index.ts";
-import type { CallWarning, Usage } from "../spec/index.ts";
+import type { CallSignal, CallWarning, Usage } from "../spec/index.ts";
 import type { ApiKeyRecord } from "../store/index.ts";
 import type { OutputCapControl } from "./output-cap.ts";
 import type { RequestAttemptTracing } from "./request-context.ts";
@@ -60,7 +60,7 @@ export interface OperationContext {
   model: CatalogModel;
   services: Services;
   /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  signal: CallSignal;
   /** Request headers, lower-cased. */
   headers: Record<string, string | string[] | undefined>;
   /**

@@ -10,7 +10,9 @@
  */
 import type { ResolvedRoute } from "../catalog/index.ts";
 import { bindUpstreamContext, shareUpstreamContext } from "../providers/index.ts";
+import type { CallSignal } from "../spec/index.ts";
 import { passThroughTraceHeaders, type RequestTrace } from "../telemetry/index.ts";
+import { CallAbort } from "./call-abort.ts";
 
 export { shareUpstreamContext } from "../providers/index.ts";
 
@@ -18,8 +20,8 @@ export { shareUpstreamContext } from "../providers/index.ts";
  * A signal that is never aborted but carries `signal`'s upstream headers: for a call that must
  * not end with the client's connection (a video task's submission) yet belongs to its request.
  */
-export function detachedSignal(signal: AbortSignal): AbortSignal {
-  const detached = new AbortController().signal;
+export function detachedSignal(signal: CallSignal): CallSignal {
+  const detached = new CallAbort();
   shareUpstreamContext(signal, detached);
   return detached;
 }
@@ -28,7 +30,7 @@ export function detachedSignal(signal: AbortSignal): AbortSignal {
 export interface RequestContextInput {
   requestId: string;
   clientRequestId?: string | undefined;
-  signal: AbortSignal;
+  signal: CallSignal;
   headers: Record<string, string | string[] | undefined>;
   trace?: RequestTrace | undefined;
 }

@@ -8,6 +8,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Caller, readBearer } from "../auth/index.ts";
+import { CallAbort } from "../core/call-abort.ts";
 import type { ModelEndpointSet } from "../core/model-endpoints.ts";
 import { dialectFor, type ErrorDialect, type ModelEndpoint } from "../core/operation.ts";
 import type { Services } from "../core/services.ts";
@@ -85,7 +86,9 @@ export function registerModelEndpoint<S extends TSchema>(
       if (request.modelFacts)
         request.modelFacts = { id: model?.id, stream: asked?.stream === true };
       if (typeof endpoint.dialect === "function") request.dialect = endpoint.dialect(model);
-      const abort = new AbortController();
+      // The request's abort: a small object of the gateway's own, not an AbortController
+      // (core/call-abort.ts says why).
+      const abort = new CallAbort();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) abort.abort();
       });
@@ -93,7 +96,7 @@ export function registerModelEndpoint<S extends TSchema>(
         caller,
         body: request.body,
         requestId: request.id,
-        signal: abort.signal,
+        signal: abort,
         headers: request.headers,
         started,
         via: "http",

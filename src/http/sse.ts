@@ -5,8 +5,8 @@
  * ready in one turn of the event loop in one write (the last ones together with the end).
  */
 import type { ServerResponse } from "node:http";
-import type { StopSignal } from "../core/deliver.ts";
 import type { StreamFrame } from "../core/operation.ts";
+import type { CallSignal } from "../spec/index.ts";
 
 /** A stream event as SSE writes it (the core's frame type). */
 export type SseFrame = StreamFrame;
@@ -24,7 +24,7 @@ export function formatSseFrame(frame: SseFrame): string {
 export async function writeSse(
   response: ServerResponse,
   frames: AsyncIterable<SseFrame>,
-  options: { heartbeatMs?: number; signal: StopSignal },
+  options: { heartbeatMs?: number; signal: CallSignal },
 ): Promise<void> {
   const heartbeat = setInterval(() => {
     if (!response.writableEnded) response.write(": keep-alive\n\n");
@@ -66,7 +66,7 @@ export async function writeSse(
 }
 
 /** Waits until the response can take more data, or is gone (closed, or the request aborted). */
-export function drained(response: ServerResponse, signal: StopSignal): Promise<void> {
+export function drained(response: ServerResponse, signal: CallSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);

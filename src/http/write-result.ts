@@ -7,13 +7,14 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
-import type { DeliverySink, StopSignal } from "../core/deliver.ts";
+import type { DeliverySink } from "../core/deliver.ts";
 import {
   type ErrorDialect,
   framesTogether,
   type LongResult,
   type StreamFrame,
 } from "../core/operation.ts";
+import type { CallSignal } from "../spec/index.ts";
 import { renderError, toGatewayError } from "./error-renderer.ts";
 import { drained, formatSseFrame, writeSse } from "./sse.ts";
 
@@ -45,7 +46,7 @@ export function httpDeliverySink(
             },
       );
     },
-    pump(result: LongResult, signal: StopSignal) {
+    pump(result: LongResult, signal: CallSignal) {
       return result.kind === "stream"
         ? writeSse(response, result.frames, { signal, heartbeatMs: options.heartbeatMs })
         : writeBinary(response, result.body, signal);
@@ -83,7 +84,7 @@ function streamEnding(
 export async function writeBinary(
   response: ServerResponse,
   chunks: AsyncIterable<Uint8Array>,
-  signal: StopSignal,
+  signal: CallSignal,
 ): Promise<void> {
   for await (const chunk of chunks) {
     if (signal.aborted || response.destroyed) break;

@@ -3,6 +3,7 @@
  * The chat capability every chat adapter implements, with its normalized prompt, result and
  * stream parts. Endpoints speak only these types; adapters translate to and from the vendor.
  */
+import type { CallSignal } from "./call-signal.ts";
 import type { TokenUsage } from "./usage.ts";
 import type { CallWarning } from "./warning.ts";
 
@@ -92,7 +93,7 @@ export interface ChatCallOptions {
   extraBody?: Record<string, unknown>;
   /** Headers to forward unchanged to the vendor (for example `anthropic-beta`). */
   forwardHeaders?: Record<string, string>;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export type ChatFinishReason =

@@ -3,6 +3,7 @@
  * The embedding capability. An adapter embeds one upstream call's worth of inputs; the endpoint
  * splits large batches by the adapter's declared limits and reassembles them in order.
  */
+import type { CallSignal } from "./call-signal.ts";
 import type { CallWarning } from "./warning.ts";
 
 export interface EmbeddingCallOptions {
@@ -11,7 +12,7 @@ export interface EmbeddingCallOptions {
   inputs: string[];
   /** Output size; the adapter maps it to the vendor's own parameter name. */
   dimensions?: number;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface EmbeddingResult {

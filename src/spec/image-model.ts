@@ -4,6 +4,7 @@
  * editing of uploaded images (with an optional mask). Sizes are numbers here; each adapter writes
  * them the way its vendor does (`1328*1328` for DashScope, `1024x1536` for OpenAI).
  */
+import type { CallSignal } from "./call-signal.ts";
 import type { CallWarning } from "./warning.ts";
 
 export type ImageFormat = "png" | "jpeg" | "webp";
@@ -30,7 +31,7 @@ export interface ImageCallCommon {
   /** `url` only where the vendor still offers links (DALL·E 2). */
   responseFormat?: "url" | "b64_json";
   user?: string;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface ImageGenerationOptions extends ImageCallCommon {

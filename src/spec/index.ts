@@ -5,6 +5,7 @@
  * outside itself.
  */
 export * from "./address-ranges.ts";
+export * from "./call-signal.ts";
 export * from "./chat-model.ts";
 export * from "./embedding-model.ts";
 export * from "./image-model.ts";

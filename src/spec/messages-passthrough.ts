@@ -3,6 +3,7 @@
  * The native route of `/v1/messages`: an Anthropic-protocol upstream receives the client's body
  * (model name mapped) and its events come back unchanged, with the usage read on the way.
  */
+import type { CallSignal } from "./call-signal.ts";
 import type { TokenUsage } from "./usage.ts";
 
 export interface PassthroughCall {
@@ -10,7 +11,7 @@ export interface PassthroughCall {
   body: Record<string, unknown>;
   /** `anthropic-version`, `anthropic-beta` and other headers to forward unchanged. */
   headers: Record<string, string>;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface PassthroughEvent {

@@ -3,6 +3,7 @@
  * The text-to-speech capability. An adapter returns audio as a stream of bytes in the format it
  * names, so the endpoint can stream it to the client as it is produced.
  */
+import type { CallSignal } from "./call-signal.ts";
 import type { CallWarning } from "./warning.ts";
 
 export type AudioFormat = "mp3" | "wav" | "pcm";
@@ -14,7 +15,7 @@ export interface SpeechCallOptions {
   /** The format the client asked for; the adapter may deliver another and say so. */
   format: AudioFormat;
   instructions?: string;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface SpeechResult {

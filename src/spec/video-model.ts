@@ -9,6 +9,7 @@
  */
 
 /** Normalized task states (the vendor's own status is kept in `providerRecord`). */
+import type { CallSignal } from "./call-signal.ts";
 export type VideoTaskStatus =
   | "queued"
   | "running"
@@ -28,7 +29,7 @@ export interface VideoSubmitOptions {
   upstreamModel: string;
   /** The vendor-shaped request body, without `model` (the adapter sets it to `upstreamModel`). */
   body: Record<string, unknown>;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface VideoSubmission {
@@ -59,7 +60,7 @@ export interface VideoTaskState {
 export interface VideoPollOptions {
   upstreamModel: string;
   providerTaskId: string;
-  abortSignal?: AbortSignal;
+  abortSignal?: CallSignal;
 }
 
 export interface VideoModel {

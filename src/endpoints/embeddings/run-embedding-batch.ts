@@ -5,8 +5,9 @@
  * retryable. Results come back in part order. The first part that fails for good cancels the
  * calls still running and fails the whole batch, with an error naming the part.
  */
+import { CallAbort } from "../../core/call-abort.ts";
 import { shareUpstreamContext } from "../../core/request-context.ts";
-import { UpstreamError } from "../../spec/index.ts";
+import { type CallSignal, UpstreamError } from "../../spec/index.ts";
 import type { BatchPart } from "./split-embedding-batch.ts";
 
 export interface BatchRunOptions {
@@ -17,7 +18,7 @@ export interface BatchRunOptions {
   /** Wait before retry number `retry` (1-based), in ms. */
   backoffMs(retry: number, error: UpstreamError): number;
   /** The client's signal: aborting it cancels every call. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /** Exponential backoff from 100 ms, or the upstream's `retry-after` up to 2 s. */
@@ -27,7 +28,7 @@ export function defaultBackoffMs(retry: number, error: UpstreamError): number {
   return Math.min(100 * 2 ** (retry - 1), 2000);
 }
 
-function wait(ms: number, signal: AbortSignal): Promise<void> {
+function wait(ms: number, signal: CallSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted || ms <= 0) return resolve();
     const timer = setTimeout(done, ms);
@@ -57,13 +58,18 @@ export function partFailure(
 
 export async function runEmbeddingBatch<T>(
   parts: readonly BatchPart[],
-  call: (part: BatchPart, signal: AbortSignal) => Promise<T>,
+  call: (part: BatchPart, signal: CallSignal) => Promise<T>,
   options: BatchRunOptions,
 ): Promise<T[]> {
-  const cancel = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, cancel.signal]) : cancel.signal;
+  // The parts' signal: aborted by the client's, or by the first part that fails for good.
+  const cancel = new CallAbort();
+  const caller = options.signal;
+  const onCallerAbort = () => cancel.abort(caller?.reason);
+  if (caller?.aborted) cancel.abort(caller.reason);
+  else caller?.addEventListener("abort", onCallerAbort);
+  const signal: CallSignal = cancel;
   // The parts' calls carry the request's id and trace context, as its own calls do.
-  if (options.signal) shareUpstreamContext(options.signal, signal);
+  if (caller) shareUpstreamContext(caller, signal);
   const results: T[] = new Array(parts.length);
   let failure: unknown;
   let next = 0;
@@ -97,7 +103,11 @@ export async function runEmbeddingBatch<T>(
   }
 
   const workers = Math.max(1, Math.min(options.concurrency, parts.length));
-  await Promise.all(Array.from({ length: workers }, worker));
+  try {
+    await Promise.all(Array.from({ length: workers }, worker));
+  } finally {
+    caller?.removeEventListener("abort", onCallerAbort);
+  }
   if (failure !== undefined) throw failure;
   if (options.signal?.aborted)
     throw new UpstreamError({ kind: "aborted", message: "The request was aborted." });

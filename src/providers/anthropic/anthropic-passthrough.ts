@@ -8,6 +8,7 @@
  * @see https://docs.anthropic.com/en/api/messages-streaming
  */
 import type {
+  CallSignal,
   MessagesPassthroughModel,
   PassthroughCall,
   PassthroughEvent,
@@ -134,7 +135,7 @@ type Relayed = PassthroughEvent | PassthroughTextEvent;
 async function* relayedEvents(
   body: Parameters<typeof decodeSseBatches>[0],
   read: (frame: SseEvent) => Relayed,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): AsyncGenerator<Relayed[]> {
   let stopped = false;
   /** The events of the read at hand, ready to go. */

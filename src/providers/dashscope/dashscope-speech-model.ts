@@ -6,7 +6,7 @@
  * the WAV file the answer points to (without the API key: the result host is not DashScope) and
  * hands that on as it downloads (format `wav`). The gateway builds the client's container.
  */
-import type { SpeechCallOptions, SpeechModel, SpeechResult } from "../../spec/index.ts";
+import type { CallSignal, SpeechCallOptions, SpeechModel, SpeechResult } from "../../spec/index.ts";
 import { UpstreamError } from "../../spec/index.ts";
 import {
   type HttpClient,
@@ -64,7 +64,7 @@ async function* single(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 
 async function* chunksOf(
   response: UpstreamResponse,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
   try {
     for await (const chunk of response.body) yield chunk;

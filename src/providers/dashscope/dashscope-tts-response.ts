@@ -4,7 +4,8 @@
  * base64 PCM in `output.audio.data` and end with `finish_reason: "stop"`, and the JSON answer,
  * whose `output.audio` holds a WAV file as a URL on a result host (or, rarely, inline base64).
  */
-import { UpstreamError } from "../../spec/index.ts";
+
+import { type CallSignal, UpstreamError } from "../../spec/index.ts";
 import { toUpstreamError } from "../kit/http-client.ts";
 import { decodeSseBatches } from "../kit/sse-decoder.ts";
 import { type DashScopeErrorBody, dashScopeErrorFromBody } from "./dashscope-error.ts";
@@ -53,7 +54,7 @@ function decodeBase64(data: string): Uint8Array {
 export async function* readTtsStream(
   body: AsyncIterable<Buffer>,
   report: TtsStreamReport,
-  signal?: AbortSignal,
+  signal?: CallSignal,
 ): AsyncGenerator<Uint8Array> {
   let finished = false;
   let audioBytes = 0;

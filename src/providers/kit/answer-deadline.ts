@@ -8,7 +8,7 @@
  * longer ones are kept by the client's sweeper (`deadline-sweeper.ts`), which costs a call no
  * timer of its own.
  */
-import { UpstreamError } from "../../spec/index.ts";
+import { type CallSignal, UpstreamError } from "../../spec/index.ts";
 import type { UpstreamBody } from "./bounded-body.ts";
 import { shareUpstreamContext } from "./upstream-context.ts";
 
@@ -54,7 +54,7 @@ async function* guardedChunks(
 /** Starts the deadline of one call made on behalf of `caller` (the request's signal). */
 export function startAnswerDeadline(
   totalMs: number,
-  caller: AbortSignal | undefined,
+  caller: CallSignal | undefined,
 ): AnswerDeadline {
   const controller = new AbortController();
   let expired = false;

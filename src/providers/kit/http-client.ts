@@ -8,7 +8,7 @@
  */
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
-import { UpstreamError } from "../../spec/index.ts";
+import { type CallSignal, UpstreamError } from "../../spec/index.ts";
 import { answerTimeoutError, startAnswerDeadline } from "./answer-deadline.ts";
 import { boundedBody, declaredLength, type RawBody, type UpstreamBody } from "./bounded-body.ts";
 import { createDeadlineSweeper, type DeadlineSweeper } from "./deadline-sweeper.ts";
@@ -41,7 +41,7 @@ export interface UpstreamResponse {
 
 export interface RequestInit {
   headers: Record<string, string>;
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** Overrides the client's first-byte and idle timeouts for this call. */
   timeouts?: Partial<Pick<UpstreamTimeouts, "firstByteMs" | "idleMs">>;
   /**
@@ -179,7 +179,9 @@ export function createHttpClient(
     // The request's id and trace context (bound to its signal), after the adapter's own headers.
     const context = upstreamHeadersFor(init.signal);
     const headers = context ? { ...init.headers, ...context } : init.headers;
-    const issue = (signal: AbortSignal | undefined, headersTimeout: number | undefined) =>
+    // Undici takes any signal with `aborted`, `reason` and the abort listener methods: the
+    // gateway's own per-request abort (`core/call-abort.ts`) goes straight in.
+    const issue = (signal: CallSignal | undefined, headersTimeout: number | undefined) =>
       request(url, {
         method,
         headers,
@@ -273,7 +275,7 @@ export function createHttpClient(
 }
 
 /** Maps a network-level failure (not an HTTP status) to an `UpstreamError`. */
-export function toUpstreamError(error: unknown, signal?: AbortSignal): UpstreamError {
+export function toUpstreamError(error: unknown, signal?: CallSignal): UpstreamError {
   if (UpstreamError.isInstance(error)) return error;
   if (signal?.aborted)
     return new UpstreamError({

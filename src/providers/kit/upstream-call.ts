@@ -6,7 +6,8 @@
  * one larger than the limit, text that is not JSON, JSON of an unexpected shape — ends as an
  * `UpstreamError` (a 502 for the client), never as an unexpected exception (a 500).
  */
-import { UpstreamError } from "../../spec/index.ts";
+
+import { type CallSignal, UpstreamError } from "../../spec/index.ts";
 import {
   type HttpClient,
   type RequestInit,
@@ -68,7 +69,7 @@ export function badResponse(detail: string, cause?: unknown, body?: unknown): Up
  */
 export function readBodyText(
   response: UpstreamResponse,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): Promise<string> {
   return response.body.text().catch((error: unknown) => {
     throw toUpstreamError(error, signal);
@@ -87,7 +88,7 @@ function parseJson(text: string): unknown {
 /** Reads and parses a JSON body; text that is not JSON is a protocol error. */
 export async function readJsonBody(
   response: UpstreamResponse,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): Promise<unknown> {
   return parseJson(await readBodyText(response, signal));
 }
@@ -99,7 +100,7 @@ export async function readJsonBody(
  */
 export async function readJsonObject<T>(
   response: UpstreamResponse,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   read: (body: Record<string, unknown>) => T,
 ): Promise<T> {
   const body = parseJson(await readBodyText(response, signal));
@@ -124,7 +125,7 @@ export async function readJsonObject<T>(
  */
 export async function* withUpstreamErrors<T>(
   parts: AsyncIterable<T>,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): AsyncGenerator<T> {
   try {
     yield* parts;
@@ -136,7 +137,7 @@ export async function* withUpstreamErrors<T>(
 /** The chunks of a streamed body, with read failures turned into `UpstreamError`s. */
 export function readChunks(
   response: UpstreamResponse,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): AsyncGenerator<Buffer> {
   return withUpstreamErrors(response.body, signal);
 }

@@ -10,28 +10,29 @@
  * name each attempt's trace parent as the attempt starts. A signal derived from a request's (an
  * `AbortSignal.any`) is given the same context with `shareUpstreamContext`.
  */
+import type { CallSignal } from "../../spec/index.ts";
 
 /** Headers the calls of one request carry; `headers()` is read at each call. */
 export interface UpstreamContext {
   headers(): Record<string, string>;
 }
 
-const contexts = new WeakMap<AbortSignal, UpstreamContext>();
+const contexts = new WeakMap<CallSignal, UpstreamContext>();
 
 /** The calls made with `signal` carry `context`'s headers from now on. */
-export function bindUpstreamContext(signal: AbortSignal, context: UpstreamContext): void {
+export function bindUpstreamContext(signal: CallSignal, context: UpstreamContext): void {
   contexts.set(signal, context);
 }
 
 /** `derived` (a signal made from `signal`) carries the same headers. */
-export function shareUpstreamContext(signal: AbortSignal | undefined, derived: AbortSignal): void {
+export function shareUpstreamContext(signal: CallSignal | undefined, derived: CallSignal): void {
   const context = signal && contexts.get(signal);
   if (context) contexts.set(derived, context);
 }
 
 /** The headers for a call made with `signal`, if its request bound any. */
 export function upstreamHeadersFor(
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): Record<string, string> | undefined {
   return signal ? contexts.get(signal)?.headers() : undefined;
 }

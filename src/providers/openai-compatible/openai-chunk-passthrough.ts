@@ -9,6 +9,7 @@
  * usage chunk is the gateway's own, with the cost).
  */
 import type {
+  CallSignal,
   ChatChunkStreamPart,
   ChatFinishReason,
   ChunkRewrite,
@@ -132,7 +133,7 @@ export async function* passThroughChunks(
   rewrite: ChunkRewrite,
   choiceCount: number,
   /** The call's signal: a read that fails after it aborted is the client's leaving. */
-  signal?: AbortSignal,
+  signal?: CallSignal,
 ): AsyncGenerator<ChatChunkStreamPart> {
   // Read failures become upstream errors here rather than in a wrapping generator: one async
   // layer less. The chunks of one read go on together: one asynchronous step per read, not per

@@ -6,6 +6,7 @@
  * in the stream (where deltas carry their choice's index).
  */
 import type {
+  CallSignal,
   CallWarning,
   ChatCallOptions,
   ChatChoice,
@@ -167,7 +168,7 @@ async function* openAIStreamParts(stream: {
   body: Parameters<typeof decodeSseBatches>[0];
   warnings: CallWarning[];
   upstreamRequestId: string | undefined;
-  signal: AbortSignal | undefined;
+  signal: CallSignal | undefined;
   choiceCount: number;
 }): AsyncGenerator<ChatStreamPart> {
   const { upstreamRequestId } = stream;

@@ -7,6 +7,7 @@
  * @see https://platform.openai.com/docs/api-reference/responses
  */
 import type {
+  CallSignal,
   PassthroughCall,
   PassthroughEvent,
   PassthroughStream,
@@ -116,7 +117,7 @@ export class OpenAIResponsesPassthrough implements ResponsesPassthroughModel {
  */
 async function* responsesEvents(
   body: Parameters<typeof decodeSseBatches>[0],
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   run: { usage: TokenUsage | undefined },
 ): AsyncGenerator<PassthroughEvent[]> {
   let ended = false;

@@ -6,6 +6,7 @@
  * already decided which of them the model takes.
  */
 import type {
+  CallSignal,
   ImageCallCommon,
   ImageEditOptions,
   ImageFormat,
@@ -101,7 +102,7 @@ export class OpenAIImagesModel implements ImageModel {
     };
   }
 
-  async #read(response: UpstreamResponse, signal: AbortSignal | undefined): Promise<ImageResult> {
+  async #read(response: UpstreamResponse, signal: CallSignal | undefined): Promise<ImageResult> {
     const result = await readJsonObject(response, signal, readImagesAnswer);
     const requestId = headerValue(response.headers, "x-request-id");
     return { ...result, ...(requestId ? { upstreamRequestId: requestId } : {}), warnings: [] };
