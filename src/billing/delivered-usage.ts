@@ -116,3 +116,22 @@ export function atLeastDelivered(
     ...(reported.raw === undefined ? {} : { raw: reported.raw }),
   };
 }
+
+/**
+ * The gateway's own count of a stream, for when the upstream's report is missing or short: its
+ * prompt, counted once on first need (`countPrompt`), and the output delivered so far.
+ */
+export function ownStreamCount(
+  countPrompt: () => Promise<number>,
+  delivered: DeliveredText,
+): () => Promise<TokenUsage> {
+  let promptTokens: Promise<number> | undefined;
+  return async () => {
+    promptTokens ??= countPrompt();
+    return {
+      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
+      output: await delivered.output(),
+      source: "estimated",
+    };
+  };
+}

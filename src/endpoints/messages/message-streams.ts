@@ -4,7 +4,12 @@
  * read on the way) and translated (a chat model's parts turned into Messages events). Both count
  * what was delivered, so an aborted or broken stream is charged for what the client received.
  */
-import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/index.ts";
+import {
+  atLeastDelivered,
+  completedUsage,
+  DeliveredText,
+  ownStreamCount,
+} from "../../billing/index.ts";
 import {
   framesTogether,
   type OperationContext,
@@ -33,15 +38,10 @@ import type { MessagesRequest } from "./schema.ts";
 function streamBilling(body: MessagesRequest, context: OperationContext) {
   const delivered = new DeliveredText();
   const state = { delivered, unread: [] as string[], failed: false, interrupted: false };
-  let promptTokens: Promise<number> | undefined;
-  const ownCount = async (): Promise<TokenUsage> => {
+  const countOwn = ownStreamCount(() => countMessagesTokens(body, { exact: true }), delivered);
+  const ownCount = (): Promise<TokenUsage> => {
     readUnreadDeltas(state);
-    promptTokens ??= countMessagesTokens(body, { exact: true });
-    return {
-      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
-      output: await delivered.output(),
-      source: "estimated",
-    };
+    return countOwn();
   };
   return {
     state,

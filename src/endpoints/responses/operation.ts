@@ -8,7 +8,12 @@
  * report and the gateway's count of what it delivered, nothing when the upstream broke before
  * any output. With `store` (the default) the response is kept once it is settled.
  */
-import { atLeastDelivered, completedUsage, DeliveredText } from "../../billing/index.ts";
+import {
+  atLeastDelivered,
+  completedUsage,
+  DeliveredText,
+  ownStreamCount,
+} from "../../billing/index.ts";
 import { adapterFor } from "../../core/adapter-for.ts";
 import {
   framesTogether,
@@ -60,16 +65,8 @@ type Attempt =
 function streamBilling(options: () => ChatCallOptions, context: OperationContext) {
   const delivered = new DeliveredText();
   const state = { usage: undefined as TokenUsage | undefined, interrupted: false };
-  let promptTokens: Promise<number> | undefined;
   /** The gateway's own count: the prompt (counted once) and the output delivered so far. */
-  const ownCount = async (): Promise<TokenUsage> => {
-    promptTokens ??= countChatPrompt(options());
-    return {
-      input: { total: await promptTokens, cacheRead: 0, cacheWrite: 0 },
-      output: await delivered.output(),
-      source: "estimated",
-    };
-  };
+  const ownCount = ownStreamCount(() => countChatPrompt(options()), delivered);
   return {
     state,
     delivered,
