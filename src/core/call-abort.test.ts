@@ -33,6 +33,23 @@ describe("CallAbort", () => {
     expect((ours.reason as DOMException).name).toBe((node.signal.reason as DOMException).name);
   });
 
+  it("runs every listener when one throws, then throws the first error", () => {
+    const abort = new CallAbort();
+    const calls: string[] = [];
+    abort.addEventListener("abort", () => {
+      calls.push("first");
+      throw new Error("first failed");
+    });
+    abort.addEventListener("abort", () => {
+      calls.push("second");
+      throw new Error("second failed");
+    });
+    abort.addEventListener("abort", () => calls.push("third"));
+    expect(() => abort.abort()).toThrow("first failed");
+    expect(calls).toEqual(["first", "second", "third"]);
+    expect(abort.aborted).toBe(true);
+  });
+
   it("does not keep a listener added after it aborted", () => {
     const abort = new CallAbort();
     abort.abort();
