@@ -22,12 +22,21 @@ export interface Summary {
   p99: number;
   errors: number;
   cpu?: number;
+  /** The lowest and highest CPU µs per request of the rounds: the spread within one run. */
+  cpuRange?: [number, number];
   /** Median over rounds of this target's requests/s divided by the floor's in the same round. */
   ratio: number;
   idleP50: number;
   idleP99: number;
   /** Median time to the first byte of the answer, one request at a time. */
   idleFirstByte: number;
+}
+
+/** The median CPU per request and, when the rounds differ, their range. */
+function cpuCell(row: Summary): string {
+  if (row.cpu === undefined) return "–";
+  const range = row.cpuRange;
+  return range && range[0] !== range[1] ? `${row.cpu} (${range[0]}–${range[1]})` : `${row.cpu}`;
 }
 
 export interface BenchShape {
@@ -74,11 +83,11 @@ export function formatTables(placement: Placement, rows: Summary[], shape: Bench
     "",
     `Under load (${shape.connections} connections, median of ${shape.rounds} rounds of ${shape.seconds} s):`,
     "",
-    "| target | mode | requests/s | vs floor | p50 ms | p99 ms | errors | CPU µs/request |",
+    "| target | mode | requests/s | vs floor | p50 ms | p99 ms | errors | CPU µs/request (rounds' range) |",
     "|---|---|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (row) =>
-        `| ${row.target} | ${row.mode} | ${row.rps} | ${Math.round(row.ratio * 100)} % | ${row.p50} | ${row.p99} | ${row.errors} | ${row.cpu ?? "–"} |`,
+        `| ${row.target} | ${row.mode} | ${row.rps} | ${Math.round(row.ratio * 100)} % | ${row.p50} | ${row.p99} | ${row.errors} | ${cpuCell(row)} |`,
     ),
     "",
     `One request at a time (${shape.latencyRounds} interleaved rounds × ${shape.latencyRequests} requests each):`,

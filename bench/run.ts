@@ -87,6 +87,7 @@ async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
       p99: median(mine.map((result) => result.p99)),
       errors: mine.reduce((sum, result) => sum + result.errors, 0),
       cpu: cpu.length ? median(cpu) : undefined,
+      cpuRange: cpu.length ? [Math.min(...cpu), Math.max(...cpu)] : undefined,
       ratio: median(rounds.map((results) => results[index]!.rps / results[floorIndex]!.rps)),
       idleP50: percentile(totals, 0.5),
       idleP99: percentile(totals, 0.99),
