@@ -41,6 +41,8 @@ function cpuCell(row: Summary): string {
 
 export interface BenchShape {
   connections: number;
+  /** Seconds of load each target gets before the first round, left out of every figure. */
+  warmup: number;
   rounds: number;
   seconds: number;
   latencyRounds: number;
@@ -81,7 +83,7 @@ export function formatTables(placement: Placement, rows: Summary[], shape: Bench
   return [
     `### ${placement === "pinned" ? "Pinned" : "Shared"}: ${describePlacement(placement)}`,
     "",
-    `Under load (${shape.connections} connections, median of ${shape.rounds} rounds of ${shape.seconds} s):`,
+    `Under load (${shape.connections} connections, median of ${shape.rounds} rounds of ${shape.seconds} s after ${shape.warmup} s of warm-up):`,
     "",
     "| target | mode | requests/s | vs floor | p50 ms | p99 ms | errors | CPU µs/request (rounds' range) |",
     "|---|---|---:|---:|---:|---:|---:|---:|",

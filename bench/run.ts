@@ -38,6 +38,9 @@ import { createLoadKey, GATEWAY_BANNER, LISTENING_BANNER, startServer } from "./
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SHAPE: BenchShape = {
   seconds: Number(process.env.BENCH_SECONDS ?? 3),
+  // The gateway's code takes several seconds of load to be compiled and settle (a 1-s probe of
+  // its CPU per request: 1,276 µs in the first second, 300 in the fourth, ~200 from the tenth).
+  warmup: Number(process.env.BENCH_WARMUP ?? 8),
   rounds: Number(process.env.BENCH_ROUNDS ?? 5),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
   latencyRounds: Number(process.env.BENCH_LATENCY_ROUNDS ?? 10),
@@ -47,6 +50,8 @@ const ADMIN_KEY = `sk-${"Bench".repeat(10)}`;
 /** `start --workers N` for the gateway (needs `BENCH_DATABASE_URL`, a PostgreSQL database). */
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL;
+/** `BENCH_GATEWAY_NODE_FLAGS`: flags for the gateway's `node` (V8's heap sizes, say). */
+const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 /** `BENCH_FASTIFY=1`: the floor's work on Fastify too (`bench/fastify-proxy.ts`). */
 const FASTIFY = process.env.BENCH_FASTIFY === "1";
 
@@ -55,17 +60,27 @@ function start(placement: Placement, args: string[], env: Record<string, string>
   return startServer(command, fullArgs, { cwd: ROOT, env, banner });
 }
 
+/** A round's CPU per request for the progress line. */
+const cpuText = (result: LoadResult) =>
+  result.cpuMicrosPerRequest === undefined ? "–" : `${Math.round(result.cpuMicrosPerRequest)} µs`;
+
 async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
   const body = chatBody(mode === "stream");
   const { connections, seconds } = SHAPE;
-  for (const target of targets) await measureLoad(target, body, connections, 2); // warm-up
+  for (const target of targets) await measureLoad(target, body, connections, SHAPE.warmup);
   const rounds: LoadResult[][] = [];
   for (let round = 0; round < SHAPE.rounds; round++) {
     const results: LoadResult[] = [];
     for (const target of targets)
       results.push(await measureLoad(target, body, connections, seconds));
     rounds.push(results);
-    process.stdout.write(`  ${mode} round ${round + 1}/${SHAPE.rounds} done\n`);
+    const detail = results
+      .map(
+        (result, index) =>
+          `${targets[index]!.name}: ${Math.round(result.rps)}/s, ${cpuText(result)}`,
+      )
+      .join("; ");
+    process.stdout.write(`  ${mode} round ${round + 1}/${SHAPE.rounds} done (${detail})\n`);
   }
   const latencies = targets.map(() => [] as LatencySample[]);
   for (let round = 0; round < SHAPE.latencyRounds; round++) {
@@ -143,7 +158,7 @@ async function runPlacement(placement: Placement): Promise<string> {
     if (fastify) children.push(fastify.child);
     const gateway = await start(
       placement,
-      ["bin/switchyard.js", "start", "--workers", String(WORKERS)],
+      [...GATEWAY_NODE_FLAGS, "bin/switchyard.js", "start", "--workers", String(WORKERS)],
       {
         PORT: "0",
         LOG_LEVEL: "warn",
