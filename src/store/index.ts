@@ -50,7 +50,13 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       ? new HoldBook()
       : undefined;
   const accounts = sqlAccountStore(handle.db, handle.transactions);
-  const billing = sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds);
+  const billing = sqlBillingStore(
+    handle.db,
+    handle.dialect,
+    handle.transactions,
+    holds,
+    holds && handle.balances,
+  );
   return {
     ...accounts,
     ...(holds && {
