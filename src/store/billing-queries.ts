@@ -11,7 +11,6 @@ import type { UsageRecord } from "./billing-types.ts";
 import { storedText } from "./column-values.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
-import type { KeptBalances } from "./kept-balances.ts";
 import { queryTemplate } from "./query-template.ts";
 import type {
   Database,
@@ -146,37 +145,21 @@ export function hotQueries(db: Kysely<Database>) {
 }
 export type Queries = ReturnType<typeof hotQueries>;
 
-/** The account row's money columns, as `available` reads them. */
-type MoneyRow = { balance_micros: number; held_micros: number };
-
-/**
- * Keeps (once the transaction commits) the account row's money columns a body just read;
- * nothing when no balances are kept or the row is missing.
- */
-export function stageBalance(
-  kept: KeptBalances | undefined,
-  accountId: string,
-  rows: Record<string, unknown>[],
-): void {
-  const row = rows[0] as MoneyRow | undefined;
-  if (kept && row) kept.stage(accountId, Number(row.balance_micros), Number(row.held_micros));
-}
-
 /**
  * What `accountId` may still hold: its balance less the holds in the table and, for a database
  * only this process writes, the holds in memory (but the one of `exceptRequestId`). Read inside
- * a transaction body; what it read is kept in `kept`, when given, once the body commits.
+ * a transaction body.
  */
 export function* availableFor(
   q: Queries,
   accountId: string,
   book: HoldBook | undefined,
   exceptRequestId?: string,
-  kept?: KeptBalances,
 ): TransactionSteps<number> {
-  const rows = yield q.available({ accountId });
-  stageBalance(kept, accountId, rows);
-  const account = rows[0] as MoneyRow | undefined;
+  const [account] = (yield q.available({ accountId })) as Array<{
+    balance_micros: number;
+    held_micros: number;
+  }>;
   if (!account) return 0;
   return (
     Number(account.balance_micros) -

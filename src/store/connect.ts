@@ -11,7 +11,6 @@ import { fileURLToPath } from "node:url";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from "kysely";
 import pg from "pg";
-import { dropOnAccountWrites, KeptBalances } from "./kept-balances.ts";
 import { migrateToLatest, type SqlDialect } from "./migrations.ts";
 import type { Database } from "./schema.ts";
 import {
@@ -26,8 +25,6 @@ export interface DatabaseHandle {
   dialect: SqlDialect;
   /** Runs multi-statement transactions (see transactions.ts). */
   transactions: TransactionRunner;
-  /** SQLite: the committed balances kept in memory (kept-balances.ts). */
-  balances?: KeptBalances;
   close(): Promise<void>;
 }
 
@@ -83,8 +80,6 @@ export async function openDatabase(
   const { dialect, location } = describeDatabaseUrl(url);
   let db: Kysely<Database>;
   let transactions: TransactionRunner;
-  let sqlite: SQLite.Database | undefined;
-  let balances: KeptBalances | undefined;
   if (dialect === "postgres") {
     // int8 (bigint) columns hold micro-USD and milliseconds; both fit a JS number safely.
     pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
@@ -94,15 +89,14 @@ export async function openDatabase(
     transactions = kyselyTransactions(db);
   } else {
     if (location !== ":memory:") mkdirSync(dirname(location), { recursive: true });
-    sqlite = new SQLite(location);
+    const sqlite = new SQLite(location);
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
     const cached = withStatementCache(sqlite);
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
-    balances = new KeptBalances();
-    transactions = sqliteTransactions(sqlite, cached as unknown as PreparedStatements, balances);
+    transactions = sqliteTransactions(sqlite, cached as unknown as PreparedStatements);
   }
   try {
     await migrateToLatest(db as unknown as Kysely<unknown>, dialect);
@@ -111,8 +105,7 @@ export async function openDatabase(
     await db.destroy().catch(() => {});
     throw error;
   }
-  if (sqlite && balances) dropOnAccountWrites(sqlite, balances);
-  return { db, dialect, transactions, ...(balances && { balances }), close: () => db.destroy() };
+  return { db, dialect, transactions, close: () => db.destroy() };
 }
 
 /**

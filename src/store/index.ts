@@ -50,13 +50,7 @@ export function sqlStore(handle: DatabaseHandle, options: StoreOptions = {}): St
       ? new HoldBook()
       : undefined;
   const accounts = sqlAccountStore(handle.db, handle.transactions);
-  const billing = sqlBillingStore(
-    handle.db,
-    handle.dialect,
-    handle.transactions,
-    holds,
-    holds && handle.balances,
-  );
+  const billing = sqlBillingStore(handle.db, handle.dialect, handle.transactions, holds);
   return {
     ...accounts,
     ...(holds && {

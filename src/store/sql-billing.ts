@@ -19,7 +19,6 @@ import {
   hotQueries,
   insertUsage,
   ledgerRow,
-  stageBalance,
   toRow,
 } from "./billing-queries.ts";
 import type {
@@ -31,7 +30,6 @@ import type {
 } from "./billing-types.ts";
 import type { HoldBook } from "./hold-book.ts";
 import { newId } from "./ids.ts";
-import type { KeptBalances } from "./kept-balances.ts";
 import type { Database, InflightRequestsTable } from "./schema.ts";
 import { checkSpendLimits } from "./spend-limits.ts";
 import { sqlInflight } from "./sql-inflight.ts";
@@ -88,36 +86,11 @@ export function refusedByCap(capped: SpendLimitRefusal) {
   };
 }
 
-/**
- * A hold placed from the account's kept balance (kept-balances.ts), synchronously, so no other
- * hold of this process comes between the check and the placement: only when the balance is
- * kept, no spend cap is to be read, and it has room (a refusal is left to the transaction, which
- * reads the row again: another process may have credited the account since). A settlement
- * waiting for its commit still has its hold in the book and its charge not yet in the kept
- * balance, so the check can only understate what is available.
- */
-function placeFromKept(input: HoldInput, book: HoldBook, balances: KeptBalances) {
-  if (input.spendLimits?.length) return undefined;
-  const kept = balances.get(input.accountId);
-  if (!kept) return undefined;
-  const available =
-    kept.balanceMicros - kept.heldMicros - book.heldFor(input.accountId, input.requestId);
-  if (available < input.amountMicros) return undefined;
-  book.place(
-    input.requestId,
-    input.accountId,
-    input.amountMicros,
-    inflightRow(input, input.floorMicros),
-  );
-  return { placed: true as const };
-}
-
 export function sqlBillingStore(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
   transactions: TransactionRunner,
   holds?: HoldBook,
-  balances?: KeptBalances,
 ): BillingStore {
   const q = hotQueries(db);
   // The transaction bodies are made once per store and take the request's facts as arguments:
@@ -135,7 +108,7 @@ export function sqlBillingStore(
    */
   function* placeInMemory(input: HoldInput, book: HoldBook) {
     const { requestId, accountId, amountMicros } = input;
-    const availableMicros = yield* availableFor(q, accountId, book, requestId, balances);
+    const availableMicros = yield* availableFor(q, accountId, book, requestId);
     if (availableMicros < amountMicros) return { placed: false as const, availableMicros };
     book.remove(requestId);
     const capped = yield* checkSpendLimits(
@@ -181,15 +154,6 @@ export function sqlBillingStore(
     return { placed: true as const };
   }
 
-  /**
-   * Reads the account row just charged, to keep its balance once the settlement commits (a
-   * read after the write: `returning` beside the kept balances' trigger costs SQLite four times
-   * as much as the update and this read together).
-   */
-  function* keepBalance(accountId: string) {
-    stageBalance(balances, accountId, yield q.available({ accountId }));
-  }
-
   function* insertInflight(row: InflightRequestsTable) {
     yield q.insertInflight(row);
   }
@@ -205,7 +169,6 @@ export function sqlBillingStore(
       yield q.deleteInflight({ requestId: record.requestId });
     yield q.insertLedger(ledgerRow(record, "charge", -record.costMicros, -held, null));
     yield q.charge({ accountId: record.accountId, cost: record.costMicros, held });
-    if (balances) yield* keepBalance(record.accountId);
     yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory }));
     return { alreadySettled: false, ownClosing: true };
   }
@@ -216,10 +179,7 @@ export function sqlBillingStore(
     if (!holds || holds.recorded(record.requestId))
       yield q.deleteInflight({ requestId: record.requestId });
     yield q.insertLedger(ledgerRow(record, "release", 0, -held, reason));
-    if (held !== 0) {
-      yield q.charge({ accountId: record.accountId, cost: 0, held });
-      if (balances) yield* keepBalance(record.accountId);
-    }
+    if (held !== 0) yield q.charge({ accountId: record.accountId, cost: 0, held });
     yield* insertUsage(q, toRow({ ...record, heldMicros: held + inMemory, costMicros: 0 }));
   }
 
@@ -227,8 +187,6 @@ export function sqlBillingStore(
     placeHold(input) {
       if (holds) {
         const book = holds;
-        const placed = balances && placeFromKept(input, book, balances);
-        if (placed) return Promise.resolve(placed);
         return transactions
           .run(() => placeInMemory(input, book), aloneIn(book, 0))
           .catch((error: unknown) => {

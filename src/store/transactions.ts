@@ -13,12 +13,9 @@
  *   add latency: one whose caller says no other request is under way (`RunHint.alone`; the
  *   billing store knows from its holds), or one arriving after an idle spell (no flush for
  *   2 ms).
- * An observer (the kept balances, kept-balances.ts) is told after each commit and rollback, so
- * what a body read inside a transaction is believed only once that transaction committed.
  */
 import type SQLite from "better-sqlite3";
 import type { CompiledQuery, Kysely } from "kysely";
-import type { CommitObserver } from "./kept-balances.ts";
 import type { Database } from "./schema.ts";
 
 /** A transaction's steps: yields queries, receives each query's rows, returns its result. */
@@ -76,13 +73,9 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** Nobody to tell about commits. */
-const UNOBSERVED: CommitObserver = { committed() {}, rolledBack() {} };
-
 export function sqliteTransactions(
   sqlite: SQLite.Database,
   statements: PreparedStatements,
-  observer: CommitObserver = UNOBSERVED,
 ): TransactionRunner {
   const execute = (query: CompiledQuery): Record<string, unknown>[] => {
     const statement = statements.prepare(query.sql);
@@ -111,33 +104,22 @@ export function sqliteTransactions(
     const batch = queue;
     queue = [];
     if (batch.length === 0) return;
-    // Inside a transaction someone else opened (a savepoint, then), nothing commits here.
-    const nested = sqlite.inTransaction;
     let values: unknown[];
     try {
       values = runBatch.immediate(batch);
     } catch {
-      observer.rolledBack();
       // Something in the batch failed and the whole batch rolled back: run each body in its own
       // transaction so only the failing one fails.
       for (const pending of batch) {
-        let value: unknown;
         try {
-          value = runAlone.immediate(pending.body);
+          pending.resolve(runAlone.immediate(pending.body));
         } catch (error) {
-          observer.rolledBack();
           pending.reject(error);
-          continue;
         }
-        if (nested) observer.rolledBack();
-        else observer.committed();
-        pending.resolve(value);
       }
       lastFlush = performance.now();
       return;
     }
-    if (nested) observer.rolledBack();
-    else observer.committed();
     lastFlush = performance.now();
     values.forEach((value, index) => {
       batch[index]!.resolve(value);
