@@ -67,7 +67,8 @@ const cpuText = (result: LoadResult) =>
 async function measureMode(targets: Target[], mode: Mode): Promise<Summary[]> {
   const body = chatBody(mode === "stream");
   const { connections, seconds } = SHAPE;
-  for (const target of targets) await measureLoad(target, body, connections, SHAPE.warmup);
+  if (SHAPE.warmup > 0)
+    for (const target of targets) await measureLoad(target, body, connections, SHAPE.warmup);
   const rounds: LoadResult[][] = [];
   for (let round = 0; round < SHAPE.rounds; round++) {
     const results: LoadResult[] = [];
